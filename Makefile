@@ -1,0 +1,38 @@
+# One command for the tests: `make test` sets everything up on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test lint typecheck unit setup tools clean rules
+
+setup: $(STAMP) tools
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Prometheus and Alertmanager from Debian's packages, when they are not installed yet.
+tools:
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null \
+	   || ! { command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null; }; then \
+	  echo "installing prometheus and prometheus-alertmanager (apt-get)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >/dev/null; \
+	fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check monitor forecasting fleetsim tests benchmarks
+	$(BIN)/ruff format --check monitor forecasting fleetsim tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: setup lint typecheck
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The `planwatch` command line."""

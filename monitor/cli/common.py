@@ -1,0 +1,57 @@
+"""What every subcommand shares: loading a plan with a clear error, exit codes, JSON output."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from monitor.plan import Plan, PlanError, load_plan
+
+__all__ = ["ExitCode", "OutputFormat", "err_console", "fail", "json_dumps", "load_plan_or_exit"]
+
+err_console = Console(stderr=True)
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    BREACH = 1
+    USAGE = 2
+    UNREACHABLE = 3
+
+
+class OutputFormat:
+    TABLE = "table"
+    JSON = "json"
+
+
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(int(code))
+
+
+def load_plan_or_exit(path: Path) -> Plan:
+    try:
+        return load_plan(path)
+    except PlanError as exc:
+        fail(str(exc))
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity: an unknown or unbounded number is written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_dumps(data: Any) -> str:
+    return json.dumps(_finite(data), indent=2, allow_nan=False)

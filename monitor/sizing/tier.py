@@ -1,0 +1,185 @@
+"""Steps 2-6 of the seeds for one tier: compute need, concurrency, KV memory, batch, replicas, TTFT.
+
+Every figure is kept with its formula and inputs so the table and the JSON can show the working.
+The replica count is a range: `low` at the optimistic end of the efficiency assumptions, `high` at
+the pessimistic end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from monitor.plan.model import Plan, Tier
+from monitor.sizing.capacity import CurvePoint, ReplicaModel, capacity_curve, max_batch_at_slo
+from monitor.sizing.latency import TTFTEstimate, ttft_p95
+from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
+from monitor.sizing.roofline import Engine
+from monitor.sizing.workload import TierWorkload, tier_workload
+
+__all__ = ["OperatingPoint", "TierSizing", "replica_model", "size_tier"]
+
+_MAX_REPLICA_SEARCH = 512
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The tier at one efficiency assumption: the batch the SLO allows and the replicas it takes."""
+
+    bandwidth_efficiency: float
+    compute_efficiency: float
+    max_batch: int
+    batch_constraint: str
+    decode_step_seconds: float
+    tpot_seconds: float
+    requests_per_second_per_replica: float
+    replicas_for_throughput: int
+    replicas: int
+    ttft: TTFTEstimate
+    ttft_feasible: bool
+
+    @property
+    def binding_constraint(self) -> str:
+        if not self.ttft_feasible or self.replicas > self.replicas_for_throughput:
+            return "TTFT"
+        return self.batch_constraint
+
+
+@dataclass(frozen=True)
+class TierSizing:
+    tier: Tier
+    workload: TierWorkload
+    ttft_slo_seconds: float
+    tpot_slo_seconds: float
+    weights_bytes: float
+    kv_bytes_per_token: float
+    kv_budget_bytes: float
+    prefill_tokens_per_second: float
+    uncached_prefill_tokens_per_second: float
+    decode_tokens_per_second: float
+    compute_flops_per_second: float
+    compute_flops_per_second_without_prefix_cache: float
+    gpus_of_pure_compute: float
+    concurrency_at_peak: float
+    time_in_system_seconds: float
+    kv_bytes_at_peak_mean: float
+    kv_bytes_at_peak_p95: float
+    expected: OperatingPoint
+    optimistic: OperatingPoint
+    pessimistic: OperatingPoint
+    capacity_curve: tuple[CurvePoint, ...]
+
+    @property
+    def kv_budget_tokens(self) -> float:
+        return max(0.0, self.kv_budget_bytes) / self.kv_bytes_per_token
+
+    @property
+    def replicas_range(self) -> tuple[int, int, int]:
+        return (self.optimistic.replicas, self.expected.replicas, self.pessimistic.replicas)
+
+    @property
+    def standby(self) -> bool:
+        """A tier with no routed traffic (a fallback): sized for nothing, costed at its minimum."""
+        return self.workload.peak_rps <= 0
+
+
+def replica_model(plan: Plan, tier: Tier, bandwidth_eff: float, compute_eff: float) -> ReplicaModel:
+    model, gpu = plan.model_of(tier), plan.gpu(tier.gpu)
+    engine = Engine.for_tier(tier, model, gpu, bandwidth_eff, compute_eff)
+    budget = max(0.0, kv_budget_bytes(tier, model, gpu))
+    return ReplicaModel(
+        engine=engine,
+        workload=tier_workload(plan, tier),
+        kv_budget_tokens=budget / engine.kv_bytes_per_token,
+        chunk_budget_tokens=tier.chunked_prefill_tokens,
+        max_num_seqs=tier.max_num_seqs,
+    )
+
+
+def size_tier(plan: Plan, tier: Tier) -> TierSizing:
+    model, gpu = plan.model_of(tier), plan.gpu(tier.gpu)
+    ttft_slo, tpot_slo = plan.slo_for(tier)
+    eff = tier.efficiency
+    points = {
+        name: operating_point(replica_model(plan, tier, bw, c), tpot_slo, ttft_slo)
+        for name, bw, c in (
+            ("expected", eff.bandwidth.expected, eff.compute.expected),
+            ("optimistic", eff.bandwidth.high, eff.compute.high),
+            ("pessimistic", eff.bandwidth.low, eff.compute.low),
+        )
+    }
+    expected_model = replica_model(plan, tier, eff.bandwidth.expected, eff.compute.expected)
+    wl, engine = expected_model.workload, expected_model.engine
+    flops = _compute_flops(engine, wl, wl.uncached_prompt_mean)
+    time_in_system = ttft_slo + wl.output_mean * tpot_slo
+    concurrency = wl.peak_rps * time_in_system
+    kvbpt = kv_bytes_per_token(model, tier.kv_cache_dtype)
+    return TierSizing(
+        tier=tier,
+        workload=wl,
+        ttft_slo_seconds=ttft_slo,
+        tpot_slo_seconds=tpot_slo,
+        weights_bytes=weights_bytes(model, tier.weight_dtype),
+        kv_bytes_per_token=kvbpt,
+        kv_budget_bytes=kv_budget_bytes(tier, model, gpu),
+        prefill_tokens_per_second=wl.peak_rps * wl.prompt_mean,
+        uncached_prefill_tokens_per_second=wl.peak_rps * wl.uncached_prompt_mean,
+        decode_tokens_per_second=wl.peak_rps * wl.output_mean,
+        compute_flops_per_second=flops,
+        compute_flops_per_second_without_prefix_cache=_compute_flops(engine, wl, wl.prompt_mean),
+        gpus_of_pure_compute=flops / (engine.peak_flops * engine.compute_efficiency),
+        concurrency_at_peak=concurrency,
+        time_in_system_seconds=time_in_system,
+        kv_bytes_at_peak_mean=concurrency * (wl.context_mean - wl.cached_prompt_mean) * kvbpt,
+        kv_bytes_at_peak_p95=concurrency * wl.context_p95 * kvbpt,
+        expected=points["expected"],
+        optimistic=points["optimistic"],
+        pessimistic=points["pessimistic"],
+        capacity_curve=tuple(capacity_curve(expected_model, (points["expected"].max_batch,))),
+    )
+
+
+def _compute_flops(engine: Engine, wl: TierWorkload, prefill_tokens_per_request: float) -> float:
+    """Peak FLOP/s: (prefill tokens x (2N + attention) + decode tokens x (2N + attention)) per second."""
+    prefill_pairs = prefill_tokens_per_request * (wl.prompt_mean - prefill_tokens_per_request / 2)
+    decode_pairs = wl.output_mean * (wl.prompt_mean + wl.output_mean / 2)
+    tokens = prefill_tokens_per_request + wl.output_mean
+    per_request = tokens * engine.flops_per_token + (prefill_pairs + decode_pairs) * engine.attention_flops_per_pair
+    return wl.peak_rps * per_request
+
+
+def operating_point(replica: ReplicaModel, tpot_slo: float, ttft_slo: float) -> OperatingPoint:
+    """Batch at the SLO -> requests/s per replica -> replicas for throughput, then for TTFT."""
+    limit = max_batch_at_slo(replica, tpot_slo)
+    batch = max(limit.batch, 1)
+    rps = replica.requests_per_second(batch) if limit.batch else 0.0
+    demand = replica.workload.peak_rps
+    for_throughput = math.ceil(demand / rps - 1e-9) if demand > 0 and rps > 0 else (0 if demand <= 0 else 1)
+    replicas, ttft, feasible = _replicas_for_ttft(replica, limit.batch, demand, max(for_throughput, 1), ttft_slo)
+    return OperatingPoint(
+        bandwidth_efficiency=replica.engine.bandwidth_efficiency,
+        compute_efficiency=replica.engine.compute_efficiency,
+        max_batch=limit.batch,
+        batch_constraint=limit.constraint,
+        decode_step_seconds=replica.decode_step(batch).seconds,
+        tpot_seconds=replica.tpot_step(batch).seconds,
+        requests_per_second_per_replica=rps,
+        replicas_for_throughput=for_throughput,
+        replicas=replicas if demand > 0 else 0,
+        ttft=ttft,
+        ttft_feasible=feasible,
+    )
+
+
+def _replicas_for_ttft(
+    replica: ReplicaModel, batch: int, demand: float, start: int, ttft_slo: float
+) -> tuple[int, TTFTEstimate, bool]:
+    """Add replicas until the TTFT estimate meets the SLO; infeasible when prefill alone exceeds it."""
+    estimate = ttft_p95(replica, start, batch, demand)
+    if batch == 0 or estimate.prefill_p95_seconds > ttft_slo:
+        return start, estimate, False
+    replicas = start
+    while estimate.seconds > ttft_slo and replicas < start + _MAX_REPLICA_SEARCH:
+        replicas += 1
+        estimate = ttft_p95(replica, replicas, batch, demand)
+    return replicas, estimate, estimate.seconds <= ttft_slo

@@ -1,0 +1,86 @@
+"""Step 1 of the seeds, per tier: which traffic each tier receives after routing, and its shape.
+
+Traffic is counted in model calls (user requests x calls_per_request). Prompt lengths follow the
+log-normal fitted to the plan's p50/p95; a tier taking prompts in [min, max) sees that band's
+conditional distribution, so its mean and p95 are the band's, not the fleet's. Output lengths are
+assumed independent of prompt length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from monitor.plan.model import Plan, Tier
+from monitor.sizing.shape import LogNormal
+
+__all__ = ["TierWorkload", "plan_prefix_hit_rate", "tier_workload"]
+
+
+@dataclass(frozen=True)
+class TierWorkload:
+    """What one tier must serve at peak and on average, per model call."""
+
+    share: float  # of all model calls
+    peak_rps: float
+    average_rps: float
+    prompt_mean: float
+    prompt_p50: float
+    prompt_p95: float
+    output_mean: float
+    output_p50: float
+    output_p95: float
+    prefix_hit_rate: float
+
+    @property
+    def cached_prompt_mean(self) -> float:
+        return self.prompt_mean * self.prefix_hit_rate
+
+    @property
+    def uncached_prompt_mean(self) -> float:
+        """Prompt tokens that must be computed: prompt x (1 - hit rate) (2,000 x 0.4 = 800 in the seed)."""
+        return self.prompt_mean * (1.0 - self.prefix_hit_rate)
+
+    @property
+    def uncached_prompt_p95(self) -> float:
+        return self.prompt_p95 * (1.0 - self.prefix_hit_rate)
+
+    @property
+    def context_mean(self) -> float:
+        """Prompt + output: the full sequence the seed uses for KV reads (2,300 tokens)."""
+        return self.prompt_mean + self.output_mean
+
+    @property
+    def context_p95(self) -> float:
+        return self.prompt_p95 + self.output_p95
+
+
+def plan_prefix_hit_rate(plan: Plan) -> float:
+    """The stated hit rate, else shared prefix / mean prompt (1,200 / 2,000 = 0.6 in the seed)."""
+    w = plan.workload
+    if w.prefix_cache_hit_rate is not None:
+        return w.prefix_cache_hit_rate
+    mean_prompt = LogNormal.from_percentiles(w.prompt_tokens.p50, w.prompt_tokens.p95).mean
+    return min(1.0, w.shared_prefix_tokens / mean_prompt)
+
+
+def tier_workload(plan: Plan, tier: Tier) -> TierWorkload:
+    """share = routing.share x P(min <= prompt < max); rates = plan rate x calls per request x share."""
+    w = plan.workload
+    prompts = LogNormal.from_percentiles(w.prompt_tokens.p50, w.prompt_tokens.p95)
+    outputs = LogNormal.from_percentiles(w.output_tokens.p50, w.output_tokens.p95)
+    r = tier.routing.prompt_tokens
+    band = prompts.band(float(r.min), float(r.max) if r.max is not None else float("inf"))
+    share = tier.routing.share * band.probability
+    calls = w.calls_per_request
+    return TierWorkload(
+        share=share,
+        peak_rps=w.arrival.peak_rps * calls * share,
+        average_rps=w.arrival.average_rps * calls * share,
+        prompt_mean=band.mean,
+        prompt_p50=band.quantile(0.50),
+        prompt_p95=band.quantile(0.95),
+        output_mean=outputs.mean,
+        output_p50=outputs.median,
+        output_p95=outputs.quantile(0.95),
+        prefix_hit_rate=plan_prefix_hit_rate(plan),
+    )

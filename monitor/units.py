@@ -1,0 +1,106 @@
+"""Units, defined once: bytes and seconds inside planwatch; GB/GiB and ms only at the edges, labelled.
+
+Plan files may write quantities for people ("50ms", "1.2s", "20m", "30GB", "64GiB"); these parsers turn
+them into seconds and bytes. Decimal and binary prefixes are kept apart on purpose: the seeds' "GiB"
+figures are decimal GB, and a plan that says GiB must mean 2**30.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "GB",
+    "GIB",
+    "MB",
+    "MIB",
+    "SECONDS_PER_DAY",
+    "SECONDS_PER_HOUR",
+    "SECONDS_PER_MONTH",
+    "TB",
+    "format_bytes",
+    "format_seconds",
+    "parse_bytes",
+    "parse_duration",
+]
+
+KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
+KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86_400.0
+# A 30-day month, as the seeds count it (2.592e6 s).
+SECONDS_PER_MONTH = 30 * SECONDS_PER_DAY
+
+_DURATION_UNITS = {
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86_400.0,
+    "w": 604_800.0,
+}
+_BYTE_UNITS = {
+    "b": 1.0,
+    "kb": KB,
+    "mb": MB,
+    "gb": GB,
+    "tb": TB,
+    "kib": KIB,
+    "mib": MIB,
+    "gib": GIB,
+    "tib": TIB,
+}
+_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_duration(value: str | float | int) -> float:
+    """Seconds from a number (already seconds) or a string such as '50ms', '1.2s', '20m', '24h', '7d'.
+
+    Compound forms ('1h30m') are accepted, as Prometheus writes them.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    parts = re.findall(r"([0-9]*\.?[0-9]+)\s*(ms|min|s|m|h|d|w)", text)
+    if not parts or "".join(n + u for n, u in parts) != text.replace(" ", ""):
+        raise ValueError(f"{value!r} is not a duration (examples: 50ms, 1.2s, 20m, 24h, 7d)")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def parse_bytes(value: str | float | int) -> float:
+    """Bytes from a number (already bytes) or a string such as '30GB' (1e9) or '64GiB' (2**30)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a size in bytes")
+    if isinstance(value, int | float):
+        return float(value)
+    match = _QUANTITY.match(value)
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in _BYTE_UNITS:
+        raise ValueError(f"{value!r} is not a size (examples: 30GB, 64GiB, 512MB)")
+    return float(match.group(1)) * _BYTE_UNITS[unit]
+
+
+def format_bytes(n: float, binary: bool = False) -> str:
+    """'7.86 GB' or, with binary=True, '7.32 GiB': the unit is always written out."""
+    base, units = (1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]) if binary else (1000.0, ["B", "KB", "MB", "GB", "TB"])
+    size, i = float(n), 0
+    while abs(size) >= base and i < len(units) - 1:
+        size /= base
+        i += 1
+    return f"{size:.3g} {units[i]}" if i == 0 else f"{size:.2f} {units[i]}"
+
+
+def format_seconds(s: float) -> str:
+    """Milliseconds below a second, seconds below two minutes, then minutes or hours."""
+    if s != s:  # NaN
+        return "unknown"
+    if abs(s) < 1.0:
+        return f"{s * 1e3:.1f} ms"
+    if abs(s) < 120.0:
+        return f"{s:.2f} s"
+    if abs(s) < 7200.0:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"

@@ -1,0 +1,91 @@
+"""`planwatch size`: the JSON contract and the table a reviewer reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from monitor.cli.main import build_app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+TIER_KEYS = {
+    "name",
+    "kv_bytes_per_token",
+    "weights_bytes",
+    "kv_budget_tokens_per_replica",
+    "concurrency_at_peak",
+    "max_batch_at_slo",
+    "decode_step_seconds",
+    "requests_per_second_per_replica",
+    "ttft_p95_seconds_estimate",
+    "replicas_at_peak",
+    "gpus_at_peak",
+    "binding_constraint",
+    "cost_per_hour_usd_at_peak",
+    "cost_per_request_usd",
+    "capacity_curve",
+}
+CURVE_KEYS = {
+    "batch",
+    "decode_step_seconds",
+    "tpot_seconds",
+    "output_tokens_per_second",
+    "requests_per_second",
+}
+
+
+def _size(*args: str) -> str:
+    # Wide enough that no table cell wraps, so the formulas can be matched as written.
+    result = CliRunner().invoke(build_app(), ["size", *args], env={"COLUMNS": "600"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        pytest.param("capstone.yaml", id="the capstone plan's JSON has every documented key"),
+        pytest.param("support-copilot.yaml", id="the support copilot's JSON has every documented key"),
+    ],
+)
+def test_json_keys_are_stable(plan: str) -> None:
+    data = json.loads(_size(str(EXAMPLES / plan), "--format", "json"))
+    assert {"plan", "tiers", "fleet"} <= data.keys()
+    assert {"gpus_at_peak", "cost_per_hour_usd_at_peak", "cost_per_month_usd"} <= data["fleet"].keys()
+    for tier in data["tiers"]:
+        assert tier.keys() >= TIER_KEYS
+        assert set(tier["replicas_at_peak"]) == {"low", "expected", "high"}
+        assert all(point.keys() >= CURVE_KEYS for point in tier["capacity_curve"])
+
+
+def test_json_numbers_match_the_copilot_seed() -> None:
+    data = json.loads(_size(str(EXAMPLES / "support-copilot.yaml"), "--format", "json"))
+    (tier,) = data["tiers"]
+    assert tier["kv_bytes_per_token"] == 163_840
+    assert tier["concurrency_at_peak"] == pytest.approx(625)
+    assert tier["replicas_at_peak"] == {"low": 3, "expected": 3, "high": 4}
+    assert data["fleet"]["gpus_at_peak"] == 12
+    assert data["fleet"]["cost_per_month_usd"] == pytest.approx(17_280)
+
+
+def test_table_shows_formulas_with_units_and_findings() -> None:
+    out = _size(str(EXAMPLES / "capstone.yaml"))
+    for text in (
+        "KV/token = 2 x 80 layers x 8 KV heads x 128 x 1 B = 163,840 B",
+        "GB",
+        "ms",
+        "Risk to test",
+        "under-provisioned",
+        "fleet",
+    ):
+        assert text in out, text
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    result = CliRunner().invoke(build_app(), ["size", str(EXAMPLES / "capstone.yaml"), "--format", "xml"])
+    assert result.exit_code == 2
+    assert "xml" in result.output

@@ -1,0 +1,170 @@
+"""The seeds' worked examples as known answers. Where a seed's prose disagrees with its own formula, the
+test follows the formula and its id says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from monitor.plan import DType, KVDType, Plan, load_plan
+from monitor.sizing.latency import erlang_c, wait_p95_seconds
+from monitor.sizing.memory import kv_bytes_per_token, weights_bytes
+from monitor.sizing.plan_sizing import size_plan
+from monitor.sizing.roofline import Engine
+from monitor.sizing.tier import replica_model, size_tier
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def copilot() -> Plan:
+    return load_plan(EXAMPLES / "support-copilot.yaml")
+
+
+@pytest.fixture(scope="module")
+def capstone() -> Plan:
+    return load_plan(EXAMPLES / "capstone.yaml")
+
+
+@pytest.mark.parametrize(
+    ("kv_dtype", "expected"),
+    [
+        pytest.param(KVDType.FP8, 163_840, id="FP8 KV for a 70B GQA model is 160 KiB per token"),
+        pytest.param(KVDType.BF16, 327_680, id="BF16 KV doubles it"),
+    ],
+)
+def test_kv_bytes_per_token(copilot: Plan, kv_dtype: KVDType, expected: int) -> None:
+    assert kv_bytes_per_token(copilot.models["llama-70b"], kv_dtype) == expected
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected_gb"),
+    [
+        pytest.param(DType.FP8, 70.0, id="70B in FP8 weighs 70 GB"),
+        pytest.param(DType.BF16, 140.0, id="70B in BF16 weighs 140 GB (the seed's ~141 GB counts embeddings)"),
+        pytest.param(DType.INT4, 35.0, id="70B in INT4 weighs 35 GB"),
+    ],
+)
+def test_weights_bytes(copilot: Plan, dtype: DType, expected_gb: float) -> None:
+    assert weights_bytes(copilot.models["llama-70b"], dtype) / 1e9 == pytest.approx(expected_gb)
+
+
+def test_a_2300_token_sequence_holds_about_376_8_mb_of_fp8_kv(copilot: Plan) -> None:
+    per_token = kv_bytes_per_token(copilot.models["llama-70b"], KVDType.FP8)
+    assert 2_300 * per_token / 1e6 == pytest.approx(376.8, abs=0.1)
+
+
+def test_capstone_24k_sequence_holds_about_7_9_gb_of_bf16_kv_in_decimal_gb_though_the_seed_says_gib(
+    capstone: Plan,
+) -> None:
+    per_token = kv_bytes_per_token(capstone.models["llama-70b"], KVDType.BF16)
+    assert 24_000 * per_token / 1e9 == pytest.approx(7.9, abs=0.05)
+    assert 24_000 * per_token / 2**30 == pytest.approx(7.3, abs=0.05)
+
+
+def test_copilot_concurrency_at_peak_is_625_sequences(copilot: Plan) -> None:
+    assert size_tier(copilot, copilot.tiers[0]).concurrency_at_peak == pytest.approx(625)
+
+
+def test_capstone_littles_law_gives_96_in_flight_at_12_rps_and_8_s() -> None:
+    arrival_rps, time_in_system = 12.0, 8.0
+    assert arrival_rps * time_in_system == pytest.approx(96)
+
+
+@pytest.mark.parametrize(
+    ("what", "expected_ms"),
+    [
+        pytest.param("weights", 7.5, id="reading 70 GB of FP8 weights on TP4 H100 at 0.7 takes about 7.5 ms"),
+        pytest.param("kv", 8.0, id="reading 200 sequences of 2,300 FP8 tokens takes about 8 ms"),
+    ],
+)
+def test_decode_memory_time_on_tp4_h100(copilot: Plan, what: str, expected_ms: float) -> None:
+    engine = replica_model(copilot, copilot.tiers[0], 0.7, 0.4).engine
+    seconds = engine.weights_read_seconds() if what == "weights" else engine.kv_read_seconds(200 * 2_300)
+    assert seconds * 1e3 == pytest.approx(expected_ms, abs=0.1)
+
+
+def test_tpot_at_batch_200_is_25_to_35_ms_once_interleaved_prefill_is_counted(copilot: Plan) -> None:
+    replica = replica_model(copilot, copilot.tiers[0], 0.7, 0.4)
+    assert 15e-3 < replica.decode_step(200).seconds < 20e-3
+    assert 25e-3 <= replica.tpot_step(200).seconds <= 35e-3
+
+
+def test_prefill_of_800_uncached_tokens_takes_about_35_ms_of_compute(copilot: Plan) -> None:
+    engine = replica_model(copilot, copilot.tiers[0], 0.7, 0.4).engine
+    linear_only = engine.compute_seconds(800, 0)
+    assert linear_only * 1e3 == pytest.approx(35.0, abs=1.0)
+    assert engine.prefill_seconds(800, 1_200) > linear_only
+
+
+def test_copilot_needs_about_10_gpus_of_pure_compute(copilot: Plan) -> None:
+    assert size_tier(copilot, copilot.tiers[0]).gpus_of_pure_compute == pytest.approx(10, abs=0.6)
+
+
+def test_copilot_needs_3_to_4_replicas_at_peak(copilot: Plan) -> None:
+    low, expected, high = size_tier(copilot, copilot.tiers[0]).replicas_range
+    assert (low, expected, high) == (3, 3, 4)
+
+
+@pytest.mark.parametrize(
+    ("field", "expected", "tolerance"),
+    [
+        pytest.param("tokens_per_month", 89.4e9, 0.2e9, id="about 89 B tokens a month at 15 req/s x 2,300 tokens"),
+        pytest.param("gpu_hours_per_day", 144, 0, id="12 GPUs for 6 h plus a 4-GPU floor for 18 h is 144 GPU-h"),
+        pytest.param("cost_per_month_usd", 17_280, 1, id="144 GPU-h a day at $4 is about $17k a month"),
+        pytest.param("cost_per_million_tokens_usd", 0.19, 0.01, id="dedicated works out at $0.19 per 1M tokens"),
+        pytest.param("serverless_cost_per_month_usd", 80_000, 1_000, id="serverless at $0.90 per 1M is ~$80k"),
+    ],
+)
+def test_copilot_costs(copilot: Plan, field: str, expected: float, tolerance: float) -> None:
+    assert getattr(size_plan(copilot).fleet, field) == pytest.approx(expected, abs=tolerance)
+
+
+def test_batch_one_on_h200_cannot_beat_34_tokens_per_second_though_the_seed_says_35_to_50(
+    capstone: Plan,
+) -> None:
+    model, gpu = capstone.models["llama-70b"], capstone.gpu("H200-141GB")
+    engine = Engine(
+        tensor_parallel=1,
+        weights_bytes=weights_bytes(model, DType.BF16),
+        kv_bytes_per_token=kv_bytes_per_token(model, KVDType.BF16),
+        params=model.parameters,
+        layers=model.layers,
+        hidden_size=model.hidden_size,
+        bandwidth_bytes_per_second=gpu.hbm_bandwidth_bytes_per_second,
+        peak_flops=gpu.bf16_flops,
+        bandwidth_efficiency=1.0,
+        compute_efficiency=1.0,
+    )
+    step = engine.decode_step(1, 0)
+    assert step.memory_seconds * 1e3 == pytest.approx(29.2, abs=0.3)
+    assert 1 / step.seconds < 35
+
+
+def test_capstone_finds_the_long_prompt_tiers_under_provisioned_and_ttft_bound(capstone: Plan) -> None:
+    sizing = size_plan(capstone)
+    standard, long_context = sizing.tier("standard").sizing, sizing.tier("long-context").sizing
+    assert standard.expected.binding_constraint == "TTFT"
+    assert standard.expected.replicas > standard.tier.replicas.planned
+    assert long_context.expected.replicas > long_context.tier.replicas.planned
+    assert sizing.fleet.cost_per_hour_usd_at_peak > 42.0  # the seed's $42/h leaves prefill compute out
+
+
+@pytest.mark.parametrize(
+    ("servers", "load", "expected"),
+    [
+        pytest.param(1, 0.5, 0.5, id="with one server, the chance to wait equals the utilization"),
+        pytest.param(2, 1.0, 1 / 3, id="two servers at one Erlang wait a third of the time"),
+        pytest.param(3, 3.0, 1.0, id="at saturation every request waits"),
+        pytest.param(10, 0.0, 0.0, id="no load, no wait"),
+    ],
+)
+def test_erlang_c(servers: int, load: float, expected: float) -> None:
+    assert erlang_c(servers, load) == pytest.approx(expected)
+
+
+def test_wait_p95_is_unbounded_past_saturation_and_zero_when_idle() -> None:
+    assert wait_p95_seconds(4, arrival_rps=10.0, service_seconds=1.0) == float("inf")
+    assert wait_p95_seconds(100, arrival_rps=1.0, service_seconds=1.0) == 0.0
+    assert wait_p95_seconds(1, arrival_rps=0.9, service_seconds=1.0) == pytest.approx(10 * 2.8904, rel=1e-3)
