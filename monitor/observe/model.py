@@ -1,0 +1,102 @@
+"""Typed observations. A missing series, a NaN quantile, a down target or a stale sample is a Measurement
+with no value and a reason, never 0: no decision is made on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+__all__ = ["Measurement", "TierObservation"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One observed number with its provenance: the query that produced it, over which window."""
+
+    value: float | None
+    query: str = ""
+    window: str = ""
+    samples: int = 0
+    reason: str = ""
+
+    @classmethod
+    def unknown(cls, reason: str, query: str = "", window: str = "") -> Measurement:
+        return cls(None, query=query, window=window, reason=reason)
+
+    @classmethod
+    def of(cls, value: float | None, query: str = "", window: str = "", samples: int = 1) -> Measurement:
+        """A value, or an unknown if it is missing or not a finite number (NaN from an empty histogram)."""
+        if value is None or not math.isfinite(value):
+            return cls.unknown("no data" if value is None else f"not a number ({value})", query, window)
+        return cls(float(value), query=query, window=window, samples=samples)
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    def ratio_to(self, other: Measurement) -> Measurement:
+        """self / other, unknown when either is unknown or other is 0."""
+        if self.value is None or other.value is None:
+            return Measurement.unknown(self.reason or other.reason, self.query, self.window)
+        if other.value == 0:
+            return Measurement.unknown("denominator is 0", self.query, self.window)
+        return Measurement(self.value / other.value, self.query, self.window, min(self.samples, other.samples))
+
+
+_UNSEEN = Measurement.unknown("not collected")
+
+
+@dataclass(frozen=True)
+class TierObservation:
+    """What one tier did over `window` (rates per second, lengths in tokens, times in seconds)."""
+
+    tier: str
+    evaluated_at: float
+    window: str
+    request_rate: Measurement = _UNSEEN  # model calls finished per second, mean over the window
+    demand_rate: Measurement = _UNSEEN  # finished plus queue growth: what arrived, not what was served
+    peak_rate: Measurement = _UNSEEN  # highest 1-minute request rate over the long window
+    average_rate: Measurement = _UNSEEN  # mean request rate over the long window
+    prompt_p50: Measurement = _UNSEEN
+    prompt_p95: Measurement = _UNSEEN
+    output_p50: Measurement = _UNSEEN
+    output_p95: Measurement = _UNSEEN
+    prefix_hit_rate: Measurement = _UNSEEN
+    ttft_p50: Measurement = _UNSEEN
+    ttft_p95: Measurement = _UNSEEN
+    ttft_p99: Measurement = _UNSEEN
+    tpot_p50: Measurement = _UNSEEN
+    tpot_p95: Measurement = _UNSEEN
+    tpot_p99: Measurement = _UNSEEN
+    ttft_over_slo: Measurement = _UNSEEN  # fraction of requests whose TTFT exceeded the SLO threshold
+    tpot_over_slo: Measurement = _UNSEEN
+    queue_time_p95: Measurement = _UNSEEN
+    kv_occupancy_mean: Measurement = _UNSEEN
+    kv_occupancy_max: Measurement = _UNSEEN
+    preemption_rate: Measurement = _UNSEEN
+    running: Measurement = _UNSEEN
+    waiting: Measurement = _UNSEEN
+    output_tokens_per_second_per_replica: Measurement = _UNSEEN
+    batch_per_replica: Measurement = _UNSEEN  # mean running requests per replica over the window
+    error_ratio: Measurement = _UNSEEN  # errored and aborted over finished requests
+    replicas_up: Measurement = _UNSEEN
+    replicas_ready: Measurement = _UNSEEN
+    cold_start_p95: Measurement = _UNSEEN
+    calls_per_request: Measurement = _UNSEEN
+    gpu_utilization: Measurement = _UNSEEN  # 0-100, dcgm GPU_UTIL
+    gpu_dram_active: Measurement = _UNSEEN  # 0-1
+    gpu_memory_used_fraction: Measurement = _UNSEEN
+    gpu_power_watts: Measurement = _UNSEEN
+    gpu_xid_errors: Measurement = _UNSEEN  # GPUs with a new XID in the window
+    extra: dict[str, Measurement] = field(default_factory=dict)
+
+    @property
+    def peak_to_average(self) -> Measurement:
+        return self.peak_rate.ratio_to(self.average_rate)
+
+    def measurements(self) -> dict[str, Measurement]:
+        """Every measurement by name (for JSON and the API)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Measurement)}
+        out["peak_to_average"] = self.peak_to_average
+        return {**out, **self.extra}

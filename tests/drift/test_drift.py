@@ -1,0 +1,172 @@
+"""The drift judge and the per-tier report, on hand-made observations (pure; no Prometheus)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from monitor.drift import Status, judge, tier_drift, worst_status
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan import ASSUMPTIONS, load_plan
+from monitor.plan.model import Tolerance
+from monitor.sizing.tier import replica_model, size_tier
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TOL = Tolerance(warn=0.10, breach=0.25)
+
+
+@pytest.mark.parametrize(
+    ("plan", "observed", "harmful", "status"),
+    [
+        pytest.param(100, 105, "higher", Status.OK, id="5% over a higher-is-harmful plan value is ok"),
+        pytest.param(100, 120, "higher", Status.WARN, id="20% over is a warning"),
+        pytest.param(100, 140, "higher", Status.BREACH, id="40% over is a breach"),
+        pytest.param(100, 50, "higher", Status.OK, id="far below a higher-is-harmful value is fine"),
+        pytest.param(0.6, 0.58, "lower", Status.OK, id="a hit rate slightly below plan is ok"),
+        pytest.param(0.6, 0.05, "lower", Status.BREACH, id="a hit rate collapsing is a breach"),
+        pytest.param(0.6, 0.9, "lower", Status.OK, id="more hits than planned is fine"),
+        pytest.param(100, 110, "higher", Status.OK, id="exactly at the warn tolerance is still ok"),
+        pytest.param(0, 0.01, "higher", Status.BREACH, id="any amount over a plan of zero breaches"),
+    ],
+)
+def test_judge(plan: float, observed: float, harmful: str, status: Status) -> None:
+    assert judge(plan, Measurement.of(observed), harmful, TOL)[1] is status  # type: ignore[arg-type]
+
+
+def test_unknown_is_never_ok() -> None:
+    ratio, status = judge(100, Measurement.unknown("no series matched"), "higher", TOL)
+    assert (ratio, status) == (None, Status.UNKNOWN)
+
+
+@pytest.mark.parametrize(
+    ("value", "known"),
+    [
+        pytest.param(None, False, id="a missing value is unknown"),
+        pytest.param(float("nan"), False, id="a NaN quantile is unknown, not zero"),
+        pytest.param(float("inf"), False, id="an infinite value is unknown"),
+        pytest.param(0.0, True, id="a real zero is known"),
+    ],
+)
+def test_measurement_of(value: float | None, known: bool) -> None:
+    assert Measurement.of(value).known is known
+
+
+def _baseline_observation() -> TierObservation:
+    """What the support copilot would show if production matched its plan exactly."""
+    plan = load_plan(EXAMPLES / "support-copilot.yaml")
+    sizing = size_tier(plan, plan.tiers[0])
+    replica = replica_model(plan, plan.tiers[0], 0.7, 0.4)
+    batch = 150.0
+    m = Measurement.of
+    return TierObservation(
+        tier="copilot",
+        evaluated_at=0.0,
+        window="1h",
+        peak_rate=m(50.0),
+        average_rate=m(15.0),
+        prompt_p50=m(2000),
+        prompt_p95=m(2000),
+        output_p50=m(300),
+        output_p95=m(300),
+        prefix_hit_rate=m(0.6),
+        ttft_p95=m(0.2),
+        tpot_p95=m(0.035),
+        kv_occupancy_mean=m(replica.kv_occupancy(batch)),
+        batch_per_replica=m(batch),
+        output_tokens_per_second_per_replica=m(batch / replica.tpot_step(batch).seconds),
+        cold_start_p95=m(sizing.tier.cold_start_seconds * 0.9),
+        calls_per_request=m(1.0),
+        error_ratio=m(0.0004),
+    )
+
+
+def _rows(obs: TierObservation) -> dict[str, Status]:
+    plan = load_plan(EXAMPLES / "support-copilot.yaml")
+    return {r.assumption: r.status for r in tier_drift(plan, size_tier(plan, plan.tiers[0]), obs)}
+
+
+def test_production_matching_the_plan_is_ok_on_every_assumption() -> None:
+    rows = _rows(_baseline_observation())
+    assert set(rows.values()) == {Status.OK}, rows
+    assert set(rows) == set(ASSUMPTIONS)
+
+
+@pytest.mark.parametrize(
+    ("change", "assumption", "status"),
+    [
+        pytest.param(
+            {"prompt_p95": Measurement.of(4000)},
+            "prompt_p95",
+            Status.BREACH,
+            id="prompts twice as long as planned breach prompt_p95",
+        ),
+        pytest.param(
+            {"prefix_hit_rate": Measurement.of(0.02)},
+            "prefix_hit_rate",
+            Status.BREACH,
+            id="prefix hits collapsing breach the hit rate",
+        ),
+        pytest.param(
+            {"peak_rate": Measurement.of(70.0)},
+            "peak_rate",
+            Status.BREACH,
+            id="traffic 40% above the planned peak breaches the peak rate",
+        ),
+        pytest.param(
+            {"peak_rate": Measurement.of(70.0)},
+            "peak_to_average",
+            Status.BREACH,
+            id="a higher peak over the same average breaches peak-to-average",
+        ),
+        pytest.param(
+            {"output_tokens_per_second_per_replica": Measurement.of(4000)},
+            "throughput_per_replica",
+            Status.BREACH,
+            id="a replica 30% slower than the model at the same batch breaches throughput",
+        ),
+        pytest.param(
+            {"cold_start_p95": Measurement.of(1200.0)},
+            "cold_start",
+            Status.BREACH,
+            id="20-minute cold starts against 10 planned breach",
+        ),
+        pytest.param(
+            {"calls_per_request": Measurement.of(5.0)},
+            "calls_per_request",
+            Status.BREACH,
+            id="five model calls per user request breach",
+        ),
+        pytest.param(
+            {"error_ratio": Measurement.of(0.002)},
+            "availability",
+            Status.BREACH,
+            id="errors at twice the 0.1% budget breach availability",
+        ),
+        pytest.param(
+            {"ttft_p95": Measurement.unknown("no series")},
+            "ttft_p95",
+            Status.UNKNOWN,
+            id="a missing TTFT series is unknown with its reason",
+        ),
+        pytest.param(
+            {"batch_per_replica": Measurement.unknown("no series")},
+            "throughput_per_replica",
+            Status.UNKNOWN,
+            id="throughput cannot be judged without the batch it ran at",
+        ),
+    ],
+)
+def test_each_drift_moves_its_own_assumption(change: dict[str, Measurement], assumption: str, status: Status) -> None:
+    rows = _rows(replace(_baseline_observation(), **change))
+    assert rows[assumption] is status
+
+
+def test_worst_status_ranks_breach_over_warn_over_unknown_over_ok() -> None:
+    plan = load_plan(EXAMPLES / "support-copilot.yaml")
+    sizing = size_tier(plan, plan.tiers[0])
+    rows = tier_drift(plan, sizing, replace(_baseline_observation(), ttft_p95=Measurement.unknown("x")))
+    assert worst_status(rows) is Status.UNKNOWN
+    rows = tier_drift(plan, sizing, replace(_baseline_observation(), prompt_p95=Measurement.of(9000)))
+    assert worst_status(rows) is Status.BREACH
