@@ -89,6 +89,8 @@ class TierObservation:
     gpu_memory_used_fraction: Measurement = _UNSEEN
     gpu_power_watts: Measurement = _UNSEEN
     gpu_xid_errors: Measurement = _UNSEEN  # GPUs with a new XID in the window
+    # Share of requests breaking each SLO per burn window, keyed "ttft:1h", "tpot:5m", "errors:6h".
+    bad_fraction: dict[str, Measurement] = field(default_factory=dict)
     extra: dict[str, Measurement] = field(default_factory=dict)
 
     @property
@@ -99,4 +101,5 @@ class TierObservation:
         """Every measurement by name (for JSON and the API)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Measurement)}
         out["peak_to_average"] = self.peak_to_average
-        return {**out, **self.extra}
+        burn = {f"bad_fraction:{k}": v for k, v in self.bad_fraction.items()}
+        return {**out, **burn, **self.extra}

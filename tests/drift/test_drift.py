@@ -11,7 +11,8 @@ from monitor.drift import Status, judge, tier_drift, worst_status
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import ASSUMPTIONS, load_plan
 from monitor.plan.model import Tolerance
-from monitor.sizing.tier import replica_model, size_tier
+from monitor.sizing.tier import size_tier
+from tests.builders import baseline_observation
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOL = Tolerance(warn=0.10, breach=0.25)
@@ -53,42 +54,13 @@ def test_measurement_of(value: float | None, known: bool) -> None:
     assert Measurement.of(value).known is known
 
 
-def _baseline_observation() -> TierObservation:
-    """What the support copilot would show if production matched its plan exactly."""
-    plan = load_plan(EXAMPLES / "support-copilot.yaml")
-    sizing = size_tier(plan, plan.tiers[0])
-    replica = replica_model(plan, plan.tiers[0], 0.7, 0.4)
-    batch = 150.0
-    m = Measurement.of
-    return TierObservation(
-        tier="copilot",
-        evaluated_at=0.0,
-        window="1h",
-        peak_rate=m(50.0),
-        average_rate=m(15.0),
-        prompt_p50=m(2000),
-        prompt_p95=m(2000),
-        output_p50=m(300),
-        output_p95=m(300),
-        prefix_hit_rate=m(0.6),
-        ttft_p95=m(0.2),
-        tpot_p95=m(0.035),
-        kv_occupancy_mean=m(replica.kv_occupancy(batch)),
-        batch_per_replica=m(batch),
-        output_tokens_per_second_per_replica=m(batch / replica.tpot_step(batch).seconds),
-        cold_start_p95=m(sizing.tier.cold_start_seconds * 0.9),
-        calls_per_request=m(1.0),
-        error_ratio=m(0.0004),
-    )
-
-
 def _rows(obs: TierObservation) -> dict[str, Status]:
     plan = load_plan(EXAMPLES / "support-copilot.yaml")
     return {r.assumption: r.status for r in tier_drift(plan, size_tier(plan, plan.tiers[0]), obs)}
 
 
 def test_production_matching_the_plan_is_ok_on_every_assumption() -> None:
-    rows = _rows(_baseline_observation())
+    rows = _rows(baseline_observation())
     assert set(rows.values()) == {Status.OK}, rows
     assert set(rows) == set(ASSUMPTIONS)
 
@@ -159,14 +131,14 @@ def test_production_matching_the_plan_is_ok_on_every_assumption() -> None:
     ],
 )
 def test_each_drift_moves_its_own_assumption(change: dict[str, Measurement], assumption: str, status: Status) -> None:
-    rows = _rows(replace(_baseline_observation(), **change))
+    rows = _rows(replace(baseline_observation(), **change))
     assert rows[assumption] is status
 
 
 def test_worst_status_ranks_breach_over_warn_over_unknown_over_ok() -> None:
     plan = load_plan(EXAMPLES / "support-copilot.yaml")
     sizing = size_tier(plan, plan.tiers[0])
-    rows = tier_drift(plan, sizing, replace(_baseline_observation(), ttft_p95=Measurement.unknown("x")))
+    rows = tier_drift(plan, sizing, replace(baseline_observation(), ttft_p95=Measurement.unknown("x")))
     assert worst_status(rows) is Status.UNKNOWN
-    rows = tier_drift(plan, sizing, replace(_baseline_observation(), prompt_p95=Measurement.of(9000)))
+    rows = tier_drift(plan, sizing, replace(baseline_observation(), prompt_p95=Measurement.of(9000)))
     assert worst_status(rows) is Status.BREACH

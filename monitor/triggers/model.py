@@ -1,0 +1,126 @@
+"""Trigger types: a definition (what would invalidate the plan), its inputs, and what it found."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from monitor.drift import DriftRow
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan.model import Plan
+from monitor.sizing.plan_sizing import PlanSizing
+
+__all__ = [
+    "Check",
+    "EvalResult",
+    "Evidence",
+    "Severity",
+    "TierInputs",
+    "TriggerDef",
+    "TriggerInputs",
+    "TriggerRecord",
+    "TriggerState",
+]
+
+
+_NO_FORECAST = Measurement.unknown("no forecast")
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class EvalResult(BaseModel):
+    """A quality evaluation posted by the team (FP8 against BF16, the 8B fallback on the task set)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1, description="A model key of the plan, e.g. llama-70b.")
+    precision: str = Field(min_length=1, description="bf16, fp8, int8, int4 ...")
+    task_set: str = Field(min_length=1)
+    score: float
+    baseline_score: float
+    threshold: float = Field(ge=0, description="Largest acceptable drop from the baseline score.")
+    submitted_at: float = Field(default=0.0, description="Unix seconds; set by the service when omitted.")
+
+    @property
+    def regression(self) -> float:
+        return self.baseline_score - self.score
+
+    @property
+    def failed(self) -> bool:
+        return self.regression > self.threshold
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a trigger holds: the numbers a reviewer needs to check it by hand."""
+
+    summary: str
+    observed: Mapping[str, float | None] = field(default_factory=dict)
+    plan: Mapping[str, float | None] = field(default_factory=dict)
+    queries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TierInputs:
+    observation: TierObservation
+    drift: tuple[DriftRow, ...]
+    # Time the forecast ramp takes from 80% to 100% of current capacity: what reactive autoscaling has.
+    ramp_lead_seconds: Measurement = _NO_FORECAST
+
+    def row(self, assumption: str) -> DriftRow | None:
+        return next((r for r in self.drift if r.assumption == assumption), None)
+
+
+@dataclass(frozen=True)
+class TriggerInputs:
+    plan: Plan
+    sizing: PlanSizing
+    tiers: Mapping[str, TierInputs]
+    evals: tuple[EvalResult, ...]
+    now: float
+    in_business_hours: bool
+
+
+Check = Callable[[TriggerInputs, str], Evidence | None]
+
+
+@dataclass(frozen=True)
+class TriggerDef:
+    """One revisit-the-design trigger: defined once, used by the evaluator, the API, the alerts and the docs."""
+
+    id: str
+    title: str
+    invalidates: str
+    severity: Severity
+    window: str
+    hold_seconds: float
+    mitigation: str
+    revisit_when: str
+    check: Check = field(repr=False, compare=False)
+
+
+class TriggerState(StrEnum):
+    PENDING = "pending"  # condition holds, hold time not yet elapsed
+    ACTIVE = "active"
+
+
+@dataclass(frozen=True)
+class TriggerRecord:
+    trigger: str
+    tier: str
+    severity: Severity
+    state: TriggerState
+    first_seen: float
+    last_seen: float
+    evidence: Evidence
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.trigger, self.tier)
