@@ -361,6 +361,7 @@ class Tolerances(_Strict):
 class Costs(_Strict):
     gpu_hour_usd: dict[str, float] = Field(default_factory=dict, description="Price per GPU-hour by GPU name.")
     serverless_usd_per_million_tokens: float | None = Field(default=None, gt=0)
+    max_gpus: int | None = Field(default=None, gt=0, description="GPU budget for the whole fleet; advice caps at it.")
 
     @field_validator("gpu_hour_usd")
     @classmethod

@@ -17,7 +17,7 @@ from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_b
 from monitor.sizing.roofline import Engine
 from monitor.sizing.workload import TierWorkload, tier_workload
 
-__all__ = ["OperatingPoint", "TierSizing", "replica_model", "size_tier"]
+__all__ = ["OperatingPoint", "TierSizing", "operating_point", "replica_model", "replicas_for_demand", "size_tier"]
 
 _MAX_REPLICA_SEARCH = 512
 
@@ -139,6 +139,17 @@ def size_tier(plan: Plan, tier: Tier) -> TierSizing:
     )
 
 
+def replicas_for_demand(plan: Plan, tier: Tier, demand_rps: float, calibration: float = 1.0) -> OperatingPoint:
+    """The operating point at `demand_rps` model calls/s, with both efficiencies scaled by `calibration`
+    (observed / modelled throughput at the same batch; 1.0 trusts the sizing model)."""
+    eff = tier.efficiency
+    replica = replica_model(
+        plan, tier, min(1.0, eff.bandwidth.expected * calibration), min(1.0, eff.compute.expected * calibration)
+    )
+    ttft_slo, tpot_slo = plan.slo_for(tier)
+    return operating_point(replica, tpot_slo, ttft_slo, demand_rps)
+
+
 def _compute_flops(engine: Engine, wl: TierWorkload, prefill_tokens_per_request: float) -> float:
     """Peak FLOP/s: (prefill tokens x (2N + attention) + decode tokens x (2N + attention)) per second."""
     prefill_pairs = prefill_tokens_per_request * (wl.prompt_mean - prefill_tokens_per_request / 2)
@@ -148,12 +159,17 @@ def _compute_flops(engine: Engine, wl: TierWorkload, prefill_tokens_per_request:
     return wl.peak_rps * per_request
 
 
-def operating_point(replica: ReplicaModel, tpot_slo: float, ttft_slo: float) -> OperatingPoint:
-    """Batch at the SLO -> requests/s per replica -> replicas for throughput, then for TTFT."""
+def operating_point(
+    replica: ReplicaModel, tpot_slo: float, ttft_slo: float, demand_rps: float | None = None
+) -> OperatingPoint:
+    """Batch at the SLO -> requests/s per replica -> replicas for throughput, then for TTFT.
+
+    The demand defaults to the tier's planned peak; the advisor passes observed or forecast demand.
+    """
     limit = max_batch_at_slo(replica, tpot_slo)
     batch = max(limit.batch, 1)
     rps = replica.requests_per_second(batch) if limit.batch else 0.0
-    demand = replica.workload.peak_rps
+    demand = replica.workload.peak_rps if demand_rps is None else demand_rps
     for_throughput = math.ceil(demand / rps - 1e-9) if demand > 0 and rps > 0 else (0 if demand <= 0 else 1)
     replicas, ttft, feasible = _replicas_for_ttft(replica, limit.batch, demand, max(for_throughput, 1), ttft_slo)
     return OperatingPoint(

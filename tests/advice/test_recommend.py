@@ -1,0 +1,167 @@
+"""Scale advice on hand-made inputs (pure): the ramp schedule, cold start, hysteresis, unknown data, caps."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from monitor.advice import Action, AdviceState, DemandOutlook, advise_fleet, advise_tier
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan import Plan
+from tests.builders import baseline_observation, copilot_plan
+
+NOW = 1_800_000_000.0
+H = 3600.0
+
+
+def _obs(demand: float, ready: int, **more: Measurement) -> TierObservation:
+    base = replace(baseline_observation(), batch_per_replica=Measurement.unknown("idle"), **more)
+    return replace(base, demand_rate=Measurement.of(demand), request_rate=Measurement.of(demand),
+                   replicas_ready=Measurement.of(ready), waiting=Measurement.of(0.0))  # fmt: skip
+
+
+def _ramp(start_rps: float = 5.0, peak_rps: float = 50.0, ramp_starts_h: float = 1.0) -> DemandOutlook:
+    """Flat until `ramp_starts_h`, then a two-hour linear ramp to the peak, then flat: 5-minute points."""
+    ts, upper = [], []
+    for i in range(0, 12 * 8):
+        t = NOW + i * 300
+        frac = min(max((t - NOW - ramp_starts_h * H) / (2 * H), 0.0), 1.0)
+        ts.append(t)
+        upper.append(start_rps + frac * (peak_rps - start_rps))
+    return DemandOutlook(tuple(ts), tuple(upper), tuple(upper), model="test ramp")
+
+
+def _advise(
+    plan: Plan,
+    obs: TierObservation,
+    outlook: DemandOutlook | None = None,
+    state: AdviceState | None = None,
+    now: float = NOW,
+    business: bool = False,
+):  # type: ignore[no-untyped-def]
+    flags = tuple(business for _ in outlook.timestamps) if outlook else None
+    return advise_tier(plan, plan.tiers[0], obs, outlook, state or AdviceState(), now, flags)
+
+
+def test_the_schedule_asks_for_each_step_a_cold_start_and_a_margin_before_the_ramp_needs_it() -> None:
+    rec = _advise(copilot_plan(), _obs(5.0, ready=1), _ramp())
+    assert [s.replicas for s in rec.schedule] == [2, 3]
+    for step in rec.schedule:
+        assert step.by == pytest.approx(step.needed_at - 600 - 300)
+        assert step.needed_at > NOW + 1 * H
+    assert rec.recommended == 1 and rec.action is Action.HOLD
+
+
+def test_a_slower_observed_cold_start_moves_the_schedule_earlier() -> None:
+    plan = copilot_plan()
+    normal = _advise(plan, _obs(5.0, ready=1), _ramp())
+    slow = _advise(plan, _obs(5.0, ready=1, cold_start_p95=Measurement.of(1200.0)), _ramp())
+    assert [s.by for s in slow.schedule] == pytest.approx([s.by - 600 for s in normal.schedule])
+
+
+def test_a_step_already_due_is_recommended_now() -> None:
+    # Already ramping: one replica is outgrown within 15 minutes, less than cold start plus margin.
+    rec = _advise(copilot_plan(), _obs(16.0, ready=1), _ramp(ramp_starts_h=-0.5))
+    assert rec.recommended >= 2 and rec.action is Action.SCALE_UP
+
+
+@pytest.mark.parametrize(
+    ("obs", "state", "expected"),
+    [
+        pytest.param(
+            replace(
+                _obs(30.0, ready=3),
+                demand_rate=Measurement.unknown("stale: last sample 12 min old"),
+                request_rate=Measurement.unknown("stale"),
+            ),
+            AdviceState(last_recommended=3),
+            3,
+            id="unknown demand holds the last recommendation instead of dropping to zero",
+        ),
+        pytest.param(
+            replace(_obs(30.0, ready=3), replicas_ready=Measurement.unknown("target down")),
+            AdviceState(),
+            3,
+            id="unknown replica count with no history holds the plan's planned replicas",
+        ),
+    ],
+)
+def test_unknown_data_holds_and_is_marked_stale(obs: TierObservation, state: AdviceState, expected: int) -> None:
+    rec = _advise(copilot_plan(), obs, state=state)
+    assert (rec.recommended, rec.stale, rec.action) == (expected, True, Action.HOLD)
+
+
+def test_scale_down_waits_for_the_cooldown_then_goes_down() -> None:
+    plan = copilot_plan()
+    first = _advise(plan, _obs(5.0, ready=3))
+    assert (first.action, first.recommended, first.state.low_since) == (Action.HOLD, 3, NOW)
+    later = _advise(plan, _obs(5.0, ready=3), state=first.state, now=NOW + 31 * 60)
+    assert (later.action, later.recommended) == (Action.SCALE_DOWN, 1)
+
+
+def test_demand_coming_back_resets_the_cooldown() -> None:
+    plan = copilot_plan()
+    first = _advise(plan, _obs(5.0, ready=3))
+    back = _advise(plan, _obs(55.0, ready=3), state=first.state, now=NOW + 10 * 60)
+    assert back.state.low_since is None
+
+
+def test_business_hours_floor_keeps_one_spare_replica_for_the_forecast_peak() -> None:
+    rec = _advise(copilot_plan(), _obs(5.0, ready=4), _ramp(ramp_starts_h=0.0), business=True)
+    assert rec.floor == rec.needed_at_forecast_peak + 1  # type: ignore[operator]
+    assert rec.recommended >= rec.floor
+
+
+def test_a_growing_queue_scales_up_reactively() -> None:
+    obs = replace(_obs(40.0, ready=3), request_rate=Measurement.of(30.0), waiting=Measurement.of(25.0))
+    rec = _advise(copilot_plan(), obs)
+    assert rec.action is Action.SCALE_UP and rec.recommended >= 4
+    assert rec.reason.startswith("reactive")
+
+
+def test_replicas_max_caps_with_a_warning() -> None:
+    rec = _advise(copilot_plan(), _obs(200.0, ready=3))
+    assert rec.recommended == 4
+    assert any("replicas.max is 4" in w for w in rec.warnings)
+
+
+def test_capacity_is_calibrated_on_production_when_replicas_ran_a_real_batch() -> None:
+    plan = copilot_plan()
+    base = baseline_observation()
+    slow = replace(
+        base, output_tokens_per_second_per_replica=Measurement.of(base.output_tokens_per_second_per_replica.value * 0.7)
+    )  # type: ignore[operator]
+    modelled = _advise(
+        plan,
+        replace(
+            _obs(45.0, ready=3),
+            batch_per_replica=base.batch_per_replica,
+            output_tokens_per_second_per_replica=base.output_tokens_per_second_per_replica,
+        ),
+    )
+    calibrated = _advise(
+        plan,
+        replace(
+            _obs(45.0, ready=3),
+            batch_per_replica=base.batch_per_replica,
+            output_tokens_per_second_per_replica=slow.output_tokens_per_second_per_replica,
+        ),
+    )
+    assert calibrated.calibration == pytest.approx(0.7, abs=0.01)
+    assert calibrated.capacity_source.startswith("calibrated")
+    assert calibrated.needed_now > modelled.needed_now  # type: ignore[operator]
+
+
+def test_costs_are_reported_now_and_as_recommended() -> None:
+    rec = _advise(copilot_plan(), _obs(30.0, ready=3))
+    assert rec.cost_per_hour_usd_now == pytest.approx(3 * 4 * 4.0)
+    assert rec.cost_per_request_usd(rec.recommended) == pytest.approx(rec.recommended * 16.0 / (30.0 * 3600))
+
+
+def test_the_fleet_gpu_budget_caps_recommendations_with_a_warning() -> None:
+    plan = copilot_plan()
+    tight = plan.model_copy(update={"costs": plan.costs.model_copy(update={"max_gpus": 8})})
+    fleet = advise_fleet(tight, {"copilot": _obs(60.0, ready=2)}, {}, {}, NOW)
+    assert fleet.gpus_recommended <= 8
+    assert fleet.warnings and "budget is 8" in fleet.warnings[0]
