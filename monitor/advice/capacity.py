@@ -52,6 +52,12 @@ class CapacityTable:
     requests_per_second_per_replica: float
     ttft_feasible: bool
 
+    def capacity_of(self, replicas: int) -> float:
+        """Demand `replicas` serve within the SLO; past the table, extrapolated on throughput."""
+        if replicas < len(self.thresholds):
+            return self.thresholds[replicas]
+        return self.thresholds[-1] + (replicas - len(self.thresholds) + 1) * self.requests_per_second_per_replica
+
     def replicas_for(self, demand_rps: float) -> int:
         """Smallest n whose threshold covers the demand; past the table, extrapolate on throughput."""
         if demand_rps <= 0:

@@ -84,6 +84,7 @@ class Recommendation:
     gpus_per_replica: int
     gpu_hour_usd: float
     demand_rps: float | None
+    capacity_rps_now: float | None  # demand the ready replicas serve within the SLO
     state: AdviceState
 
     @property

@@ -162,6 +162,7 @@ def _decide(
         needed_at_forecast_peak=a.needed_at_peak, floor=a.floor, schedule=a.schedule, explanation=_explain(a),
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
+        capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
         state=AdviceState(low_since=low_since, last_recommended=recommended),
     )  # fmt: skip
 
@@ -209,5 +210,5 @@ def _hold_stale(
         capacity_source="none (no data)", calibration=1.0, requests_per_second_per_replica=0.0, needed_now=None,
         needed_at_forecast_peak=None, floor=tier.replicas.min, schedule=(), explanation=(f"unknown: {why}",),
         warnings=(), gpus_per_replica=tier.tensor_parallel, gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu],
-        demand_rps=None, state=AdviceState(low_since=None, last_recommended=held),
+        demand_rps=None, capacity_rps_now=None, state=AdviceState(low_since=None, last_recommended=held),
     )  # fmt: skip
