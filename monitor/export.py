@@ -1,0 +1,123 @@
+"""Evaluations as plain data with stable keys: the JSON of `planwatch check` and of the HTTP API alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monitor.advice import Recommendation, ScaleStep
+from monitor.drift import DriftRow
+from monitor.evaluation import Evaluation, TierEvaluation
+from monitor.observe.model import Measurement
+from monitor.triggers import TriggerRecord, trigger_def
+
+__all__ = [
+    "drift_row_to_dict",
+    "evaluation_to_dict",
+    "measurement_to_dict",
+    "recommendation_to_dict",
+    "trigger_to_dict",
+]
+
+
+def evaluation_to_dict(ev: Evaluation) -> dict[str, Any]:
+    return {
+        "plan": ev.plan.name,
+        "evaluated_at": ev.evaluated_at,
+        "in_business_hours": ev.in_business_hours,
+        "status": ev.worst_drift.value,
+        "tiers": [tier_to_dict(t) for t in ev.tiers],
+        "triggers": [trigger_to_dict(t) for t in ev.triggers],
+        "warnings": list(ev.warnings),
+    }
+
+
+def tier_to_dict(t: TierEvaluation) -> dict[str, Any]:
+    return {
+        "name": t.tier,
+        "window": t.observation.window,
+        "drift": [drift_row_to_dict(r) for r in t.drift],
+        "observations": {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()},
+        "recommendation": recommendation_to_dict(t.recommendation) if t.recommendation else None,
+    }
+
+
+def measurement_to_dict(m: Measurement) -> dict[str, Any]:
+    return {"value": m.value, "window": m.window, "samples": m.samples, "query": m.query, "reason": m.reason or None}
+
+
+def drift_row_to_dict(r: DriftRow) -> dict[str, Any]:
+    return {
+        "assumption": r.assumption,
+        "plan": r.plan,
+        "observed": r.observed.value,
+        "ratio": r.ratio,
+        "status": r.status.value,
+        "unit": r.unit,
+        "harmful": r.harmful,
+        "window": r.observed.window,
+        "samples": r.observed.samples,
+        "query": r.observed.query,
+        "reason": r.reason or None,
+        "note": r.note,
+    }
+
+
+def trigger_to_dict(t: TriggerRecord) -> dict[str, Any]:
+    d = trigger_def(t.trigger)
+    return {
+        "id": t.trigger,
+        "tier": t.tier,
+        "title": d.title,
+        "severity": t.severity.value,
+        "state": t.state.value,
+        "first_seen": t.first_seen,
+        "last_seen": t.last_seen,
+        "invalidates": d.invalidates,
+        "mitigation": d.mitigation,
+        "revisit_when": d.revisit_when,
+        "window": d.window,
+        "hold_seconds": d.hold_seconds,
+        "evidence": {
+            "summary": t.evidence.summary,
+            "observed": dict(t.evidence.observed),
+            "plan": dict(t.evidence.plan),
+            "queries": list(t.evidence.queries),
+        },
+    }
+
+
+def recommendation_to_dict(r: Recommendation) -> dict[str, Any]:
+    return {
+        "tier": r.tier,
+        "current_replicas": r.current.value,
+        "recommended_replicas": r.recommended,
+        "action": r.action.value,
+        "reason": r.reason,
+        "stale": r.stale,
+        "confidence": r.confidence,
+        "capacity_source": r.capacity_source,
+        "calibration": r.calibration,
+        "requests_per_second_per_replica": r.requests_per_second_per_replica,
+        "demand_rps": r.demand_rps,
+        "needed_now": r.needed_now,
+        "needed_at_forecast_peak": r.needed_at_forecast_peak,
+        "floor": r.floor,
+        "cost_per_hour_usd_now": r.cost_per_hour_usd_now,
+        "cost_per_hour_usd_recommended": r.cost_per_hour_usd_recommended,
+        "cost_per_request_usd_now": r.cost_per_request_usd(r.current.value),
+        "cost_per_request_usd_recommended": r.cost_per_request_usd(r.recommended),
+        "schedule": [schedule_step_to_dict(s) for s in r.schedule],
+        "explanation": list(r.explanation),
+        "warnings": list(r.warnings),
+    }
+
+
+def schedule_step_to_dict(s: ScaleStep) -> dict[str, Any]:
+    return {
+        "replicas": s.replicas,
+        "by": s.by,
+        "needed_at": s.needed_at,
+        "demand_rps": s.demand_rps,
+        "cold_start_seconds": s.cold_start_seconds,
+        "margin_seconds": s.margin_seconds,
+    }

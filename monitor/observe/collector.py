@@ -1,0 +1,46 @@
+"""The seam between the pure core and Prometheus: what a collector must provide.
+
+The real implementation lives next to the Prometheus adapter (`monitor.source`); tests and the demo can
+pass any object with these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from monitor.observe.model import TierObservation
+from monitor.plan.model import Plan
+
+__all__ = ["Collector", "DemandHistory", "SourceHealth"]
+
+
+@dataclass(frozen=True)
+class DemandHistory:
+    """A tier's demand (model calls/s) at a regular step; None where Prometheus had no data."""
+
+    tier: str
+    step_seconds: float
+    timestamps: tuple[float, ...]
+    values: tuple[float | None, ...]
+    query: str
+
+
+@dataclass(frozen=True)
+class SourceHealth:
+    reachable: bool
+    url: str
+    reason: str = ""
+    newest_sample_age_seconds: float | None = None
+
+
+class Collector(Protocol):
+    def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
+        """One observation per tier over `window` ending at `now`. Raises PrometheusUnreachable."""
+        ...
+
+    def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
+        """Demand (finished requests plus queue growth) for forecasting. Raises PrometheusUnreachable."""
+        ...
+
+    def health(self, now: float) -> SourceHealth: ...
