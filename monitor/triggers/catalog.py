@@ -22,13 +22,17 @@ def _drift_breach(assumption: str, what: str) -> Check:
             return None
         ratio = f" ({row.ratio:.2f}x)" if row.ratio is not None else ""
         return Evidence(
-            f"{what}: observed {row.observed.value:.4g} {row.unit} against {row.plan:.4g} planned{ratio}",
+            f"{what}: observed {_num(row.observed.value)} {row.unit} against {_num(row.plan)} planned{ratio}",
             observed={assumption: row.observed.value},
             plan={assumption: row.plan},
             queries=(row.observed.query,) if row.observed.query else (),
         )
 
     return check
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def _kv_pressure(inputs: TriggerInputs, tier: str) -> Evidence | None:

@@ -1,0 +1,101 @@
+"""Human-readable tables of an evaluation: drift per tier, triggers, recommendations and the schedule."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.table import Table
+
+from monitor.drift import DriftRow, Status
+from monitor.evaluation import Evaluation
+from monitor.triggers import trigger_def
+from monitor.units import format_seconds
+
+__all__ = ["print_evaluation"]
+
+_STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.BREACH: "bold red", Status.UNKNOWN: "magenta"}
+
+
+def print_evaluation(ev: Evaluation, console: Console) -> None:
+    when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    console.print(f"[bold]{ev.plan.name}[/] evaluated at {when}; overall drift: {_status(ev.worst_drift)}")
+    for tier in ev.tiers:
+        console.print(_drift_table(tier.tier, tier.observation.window, tier.drift))
+    _print_triggers(ev, console)
+    _print_recommendations(ev, console)
+    for w in ev.warnings:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
+def _status(s: Status) -> str:
+    return f"[{_STYLE[s]}]{s.value}[/]"
+
+
+def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...]) -> Table:
+    table = Table(title=f"tier {tier}: plan vs production ({window})", title_justify="left")
+    for col in ("assumption", "plan", "observed", "ratio", "status", "window", "samples", "note / reason"):
+        table.add_column(col, justify="left" if col in ("assumption", "status", "note / reason") else "right")
+    for r in rows:
+        ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
+        table.add_row(
+            r.assumption,
+            _fmt(r.plan, r.unit),
+            _fmt(r.observed.value, r.unit),
+            ratio,
+            _status(r.status),
+            r.observed.window or "-",
+            str(r.observed.samples) if r.observed.value is not None else "-",
+            r.reason if r.status is Status.UNKNOWN else r.note,
+        )
+    return table
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None or value != value:
+        return "unknown"
+    if unit == "s":
+        return format_seconds(value)
+    if unit == "ratio":
+        return f"{value:.1%}"
+    if unit == "error ratio":
+        return f"{value:.3%}"
+    if unit == "tokens":
+        return f"{value:,.0f} tokens"
+    return f"{value:,.3g} {unit}"
+
+
+def _print_triggers(ev: Evaluation, console: Console) -> None:
+    if not ev.triggers:
+        console.print("triggers: none holds")
+        return
+    table = Table(title="revisit-the-design triggers", title_justify="left")
+    for col in ("trigger", "tier", "severity", "state", "evidence", "mitigation"):
+        table.add_column(col, overflow="fold")
+    for t in ev.triggers:
+        style = "bold red" if t.severity.value == "critical" else "yellow"
+        table.add_row(t.trigger, t.tier, f"[{style}]{t.severity.value}[/]", t.state.value, t.evidence.summary,
+                      trigger_def(t.trigger).mitigation)  # fmt: skip
+    console.print(table)
+
+
+def _print_recommendations(ev: Evaluation, console: Console) -> None:
+    table = Table(title="recommendations", title_justify="left")
+    for col in ("tier", "current", "recommended", "action", "reason", "next scale-up", "$/h now -> rec."):
+        table.add_column(col, overflow="fold")
+    for tier in ev.tiers:
+        r = tier.recommendation
+        if r is None:
+            continue
+        step = r.next_scale_up
+        nxt = "-" if step is None else f"{step.replicas} by {_clock(step.by)} (needed {_clock(step.needed_at)})"
+        now = "unknown" if r.cost_per_hour_usd_now is None else f"${r.cost_per_hour_usd_now:,.2f}"
+        current = "unknown" if r.current.value is None else f"{r.current.value:.0f}"
+        action = f"{r.action.value} (stale)" if r.stale else r.action.value
+        table.add_row(r.tier, current, str(r.recommended), action, r.reason, nxt,
+                      f"{now} -> ${r.cost_per_hour_usd_recommended:,.2f}")  # fmt: skip
+    console.print(table)
+
+
+def _clock(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M UTC")
