@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Only the folders that exist: a checkout may not have every top-level package yet.
+CODE := $(wildcard monitor forecasting fleetsim tests benchmarks)
 
 .PHONY: test lint typecheck unit setup tools clean rules
 
@@ -25,8 +27,8 @@ tools:
 	fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check monitor forecasting fleetsim tests benchmarks
-	$(BIN)/ruff format --check monitor forecasting fleetsim tests benchmarks
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
