@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Only the folders that exist: a checkout may not have every top-level package yet.
 CODE := $(wildcard monitor forecasting fleetsim tests benchmarks)
+PACKAGES := $(wildcard monitor forecasting fleetsim)
 
 .PHONY: test lint typecheck unit setup tools clean rules
 
@@ -31,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(CODE)
 
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	$(BIN)/mypy $(PACKAGES)
 
 test: setup lint typecheck
 	$(BIN)/pytest
