@@ -18,13 +18,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Prometheus and Alertmanager from Debian's packages, when they are not installed yet.
+# Prometheus, Alertmanager (integration tests) and Chromium (the report test) from Debian's packages,
+# when they are not installed yet.
+APT_PACKAGES := prometheus prometheus-alertmanager chromium
 tools:
-	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null \
-	   || ! { command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null; }; then \
-	  echo "installing prometheus and prometheus-alertmanager (apt-get)"; \
+	@missing=""; \
+	command -v prometheus >/dev/null && command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null || missing="$$missing prometheus-alertmanager"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing (apt-get)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >/dev/null; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
 lint: $(STAMP)

@@ -84,13 +84,16 @@ def evaluate(
 
 
 def ramp_lead_seconds(outlook: DemandOutlook | None, rec: Recommendation | None) -> Measurement:
-    """Time the forecast's upper bound takes from 80% to 100% of what the ready replicas serve: the warning
-    reactive autoscaling gets. Unknown without a forecast; unbounded (not reported) if the ramp stays below."""
+    """Time the forecast's upper bound takes to climb from 80% to 100% of what the ready replicas serve: the
+    warning reactive autoscaling gets. Judged only on a ramp ahead (an upward crossing of 80%); unknown
+    without a forecast, when the ramp is already under way, or when it stays within capacity."""
     if outlook is None or rec is None or not rec.capacity_rps_now:
         return Measurement.unknown("no forecast or no current capacity")
-    capacity = rec.capacity_rps_now
-    t80 = next((t for t, u in zip(outlook.timestamps, outlook.upper, strict=True) if u >= 0.8 * capacity), None)
-    t100 = next((t for t, u in zip(outlook.timestamps, outlook.upper, strict=True) if u >= capacity), None)
+    capacity, points = rec.capacity_rps_now, list(zip(outlook.timestamps, outlook.upper, strict=True))
+    if points and points[0][1] >= 0.8 * capacity:
+        return Measurement.unknown("the ramp is already under way (demand above 80% of capacity)")
+    t80 = next((t for t, u in points if u >= 0.8 * capacity), None)
+    t100 = next((t for t, u in points if u >= capacity), None)
     if t80 is None or t100 is None:
         return Measurement.unknown("the forecast stays within current capacity")
     return Measurement.of(t100 - t80, query=f"forecast ({outlook.model})", window="horizon")

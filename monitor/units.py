@@ -20,6 +20,7 @@ __all__ = [
     "TB",
     "format_bytes",
     "format_seconds",
+    "format_value",
     "parse_bytes",
     "parse_duration",
 ]
@@ -104,3 +105,19 @@ def format_seconds(s: float) -> str:
     if abs(s) < 7200.0:
         return f"{s / 60:.1f} min"
     return f"{s / 3600:.1f} h"
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A drift value as a reviewer reads it: seconds as ms/s/min, ratios as %, tokens as whole numbers."""
+    if value is None or value != value:
+        return "unknown"
+    if unit == "s":
+        return format_seconds(value)
+    if unit == "ratio":
+        return f"{value:.1%}"
+    if unit == "error ratio":
+        return f"{value:.3%}"
+    if unit == "tokens":
+        return f"{value:,.0f} tokens"
+    number = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return f"{number} {unit}"

@@ -10,7 +10,7 @@ from rich.table import Table
 from monitor.drift import DriftRow, Status
 from monitor.evaluation import Evaluation
 from monitor.triggers import trigger_def
-from monitor.units import format_seconds
+from monitor.units import format_value
 
 __all__ = ["print_evaluation"]
 
@@ -40,8 +40,8 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...]) -> Table:
         ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
         table.add_row(
             r.assumption,
-            _fmt(r.plan, r.unit),
-            _fmt(r.observed.value, r.unit),
+            format_value(r.plan, r.unit),
+            format_value(r.observed.value, r.unit),
             ratio,
             _status(r.status),
             r.observed.window or "-",
@@ -49,20 +49,6 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...]) -> Table:
             r.reason if r.status is Status.UNKNOWN else r.note,
         )
     return table
-
-
-def _fmt(value: float | None, unit: str) -> str:
-    if value is None or value != value:
-        return "unknown"
-    if unit == "s":
-        return format_seconds(value)
-    if unit == "ratio":
-        return f"{value:.1%}"
-    if unit == "error ratio":
-        return f"{value:.3%}"
-    if unit == "tokens":
-        return f"{value:,.0f} tokens"
-    return f"{value:,.3g} {unit}"
 
 
 def _print_triggers(ev: Evaluation, console: Console) -> None:

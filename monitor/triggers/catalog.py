@@ -7,6 +7,7 @@ from __future__ import annotations
 from monitor.drift import Status
 from monitor.slo import SRE_POLICY, burn_rate
 from monitor.triggers.model import Check, Evidence, Severity, TriggerDef, TriggerInputs
+from monitor.units import format_value
 
 __all__ = ["CATALOG", "trigger_def"]
 
@@ -22,17 +23,14 @@ def _drift_breach(assumption: str, what: str) -> Check:
             return None
         ratio = f" ({row.ratio:.2f}x)" if row.ratio is not None else ""
         return Evidence(
-            f"{what}: observed {_num(row.observed.value)} {row.unit} against {_num(row.plan)} planned{ratio}",
+            f"{what}: observed {format_value(row.observed.value, row.unit)} against "
+            f"{format_value(row.plan, row.unit)} planned{ratio}",
             observed={assumption: row.observed.value},
             plan={assumption: row.plan},
             queries=(row.observed.query,) if row.observed.query else (),
         )
 
     return check
-
-
-def _num(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def _kv_pressure(inputs: TriggerInputs, tier: str) -> Evidence | None:
