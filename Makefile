@@ -20,7 +20,6 @@ $(STAMP): pyproject.toml
 
 # Prometheus, Alertmanager (integration tests) and Chromium (the report test) from Debian's packages,
 # when they are not installed yet.
-APT_PACKAGES := prometheus prometheus-alertmanager chromium
 tools:
 	@missing=""; \
 	command -v prometheus >/dev/null && command -v promtool >/dev/null || missing="$$missing prometheus"; \
