@@ -65,6 +65,7 @@ def evaluate(
     advice_states: Mapping[str, AdviceState],
     now: float,
     settings: AdviceSettings = AdviceSettings(),  # noqa: B008 - frozen, never mutated
+    held_since: float | None = None,
 ) -> Evaluation:
     hours = plan.workload.business_hours
     flags = {name: tuple(in_business_hours(t, hours) for t in o.timestamps) for name, o in outlooks.items()}
@@ -78,7 +79,7 @@ def evaluate(
     }
     business_now = in_business_hours(now, hours)
     trigger_inputs = TriggerInputs(plan, sizing, tier_inputs, evals, now, business_now)
-    triggers = evaluate_triggers(trigger_inputs, previous_triggers)
+    triggers = evaluate_triggers(trigger_inputs, previous_triggers, held_since=held_since)
     tiers = tuple(TierEvaluation(n, observations[n], rows, by_tier.get(n)) for n, rows in drift.items())
     return Evaluation(plan, sizing, now, business_now, tiers, tuple(triggers), advice.warnings)
 

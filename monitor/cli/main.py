@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import size
+    from monitor.cli import check, size
 
     app = typer.Typer(
         name="planwatch",
@@ -26,6 +26,7 @@ def build_app() -> typer.Typer:
     )
     app.callback()(_root)
     size.register(app)
+    check.register(app)
     return app
 
 

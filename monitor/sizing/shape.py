@@ -64,6 +64,16 @@ class Band:
     low: float
     high: float
 
+    def cdf(self, x: float) -> float:
+        """P(X <= x | low <= X < high)."""
+        mass = self.probability
+        if mass <= 0:
+            return math.nan
+        if self.dist.sigma == 0:
+            return 1.0 if x >= self.dist.median else 0.0
+        clipped = min(max(x, self.low), self.high)
+        return (self.dist.cdf(clipped) - self.dist.cdf(self.low)) / mass
+
     @property
     def probability(self) -> float:
         """P(low <= X < high)."""

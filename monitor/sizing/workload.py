@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monitor.plan.model import Plan, Tier
-from monitor.sizing.shape import LogNormal
+from monitor.sizing.shape import Band, LogNormal
 
-__all__ = ["TierWorkload", "plan_prefix_hit_rate", "tier_workload"]
+__all__ = ["TierWorkload", "plan_prefix_hit_rate", "tier_lengths", "tier_workload"]
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,19 @@ def plan_prefix_hit_rate(plan: Plan) -> float:
     return min(1.0, w.shared_prefix_tokens / mean_prompt)
 
 
-def tier_workload(plan: Plan, tier: Tier) -> TierWorkload:
-    """share = routing.share x P(min <= prompt < max); rates = plan rate x calls per request x share."""
+def tier_lengths(plan: Plan, tier: Tier) -> tuple[Band, LogNormal]:
+    """The prompt lengths a tier receives (the routed band of the plan's log-normal) and its output lengths."""
     w = plan.workload
     prompts = LogNormal.from_percentiles(w.prompt_tokens.p50, w.prompt_tokens.p95)
     outputs = LogNormal.from_percentiles(w.output_tokens.p50, w.output_tokens.p95)
     r = tier.routing.prompt_tokens
-    band = prompts.band(float(r.min), float(r.max) if r.max is not None else float("inf"))
+    return prompts.band(float(r.min), float(r.max) if r.max is not None else float("inf")), outputs
+
+
+def tier_workload(plan: Plan, tier: Tier) -> TierWorkload:
+    """share = routing.share x P(min <= prompt < max); rates = plan rate x calls per request x share."""
+    w = plan.workload
+    band, outputs = tier_lengths(plan, tier)
     share = tier.routing.share * band.probability
     calls = w.calls_per_request
     return TierWorkload(

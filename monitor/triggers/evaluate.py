@@ -19,8 +19,13 @@ def evaluate_triggers(
     inputs: TriggerInputs,
     previous: Mapping[tuple[str, str], TriggerRecord] | None = None,
     catalog: Iterable[TriggerDef] = CATALOG,
+    held_since: float | None = None,
 ) -> list[TriggerRecord]:
-    """Every (trigger, tier) whose condition holds now, pending or active, with its evidence."""
+    """Every (trigger, tier) whose condition holds now, pending or active, with its evidence.
+
+    `held_since` is for one-shot checks: conditions judged over a window (an hour of histograms) are taken
+    to have held since the window began, since there is no earlier run to remember them.
+    """
     before = previous or {}
     out = []
     for definition in catalog:
@@ -29,7 +34,7 @@ def evaluate_triggers(
             if evidence is None:
                 continue
             prior = before.get((definition.id, tier))
-            first_seen = prior.first_seen if prior else inputs.now
+            first_seen = prior.first_seen if prior else (held_since if held_since is not None else inputs.now)
             held = inputs.now - first_seen >= definition.hold_seconds
             out.append(
                 TriggerRecord(

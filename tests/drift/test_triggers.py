@@ -159,5 +159,5 @@ def test_evidence_names_observed_and_plan_values_and_the_query() -> None:
     obs = replace(baseline_observation(), prompt_p95=Measurement(40_000.0, query="histogram_quantile(...)"))
     (record,) = evaluate_triggers(_inputs(obs))
     assert record.evidence.observed == {"prompt_p95": 40_000.0}
-    assert record.evidence.plan == {"prompt_p95": pytest.approx(2000.0)}
+    assert record.evidence.plan == {"prompt_p95": pytest.approx(1950.0)}
     assert record.evidence.queries == ("histogram_quantile(...)",)

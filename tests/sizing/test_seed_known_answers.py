@@ -168,3 +168,28 @@ def test_wait_p95_is_unbounded_past_saturation_and_zero_when_idle() -> None:
     assert wait_p95_seconds(4, arrival_rps=10.0, service_seconds=1.0) == float("inf")
     assert wait_p95_seconds(100, arrival_rps=1.0, service_seconds=1.0) == 0.0
     assert wait_p95_seconds(1, arrival_rps=0.9, service_seconds=1.0) == pytest.approx(10 * 2.8904, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("p50", "p95", "expected"),
+    [
+        pytest.param(300, 300, 485.0, id="exactly 300 tokens reads as 485 in the 200-500 bucket"),
+        pytest.param(2000, 2000, 1950.0, id="exactly 2,000 tokens reads as 1,950 inside the 1,000-2,000 bucket"),
+        pytest.param(6000, 24000, 31_400, id="the capstone's 24K p95 reads as about 31K through 20K-50K"),
+        pytest.param(6000, 40000, 45_600, id="a 40K p95 reads as about 46K: histograms resolve 1-2-5 steps"),
+    ],
+)
+def test_a_plan_read_through_vllm_token_buckets(p50: float, p95: float, expected: float) -> None:
+    from monitor.sizing.buckets import build_1_2_5_buckets, histogram_quantile
+    from monitor.sizing.shape import LogNormal
+
+    dist = LogNormal.from_percentiles(p50, p95)
+    value = histogram_quantile(0.95, dist.cdf, build_1_2_5_buckets(131_072))
+    assert value == pytest.approx(expected, rel=0.01)
+
+
+def test_vllm_token_buckets_stop_at_max_model_len() -> None:
+    from monitor.sizing.buckets import build_1_2_5_buckets
+
+    assert build_1_2_5_buckets(8192)[-3:] == (1000.0, 2000.0, 5000.0)
+    assert build_1_2_5_buckets(131_072)[-1] == 100_000.0

@@ -1,0 +1,75 @@
+"""`planwatch check PLAN --prometheus URL`: one evaluation of the plan against production, then exit.
+
+Exit status: 0 when every assumption is ok or warn, 1 when one breaches or a critical trigger is active,
+2 for a usage or plan error, 3 when Prometheus cannot be reached.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit
+from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
+from monitor.cli.render import print_evaluation
+from monitor.collector import PrometheusCollector
+from monitor.drift import Status
+from monitor.evaluation import Evaluation, evaluate
+from monitor.export import evaluation_to_dict
+from monitor.queries.query import validate_duration
+from monitor.sizing.plan_sizing import size_plan
+from monitor.source import PrometheusUnreachable, QueryError
+from monitor.units import parse_duration
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
+
+
+def check(
+    plan_path: Annotated[Path, typer.Argument(metavar="PLAN", help="Capacity plan YAML file.")],
+    prometheus: PrometheusURL,
+    at: Annotated[str | None, typer.Option("--at", help="Evaluate at this time (ISO 8601 or Unix s).")] = None,
+    window: Annotated[str, typer.Option("--window", help="Observation window, e.g. 1h.")] = "1h",
+    long_window: Annotated[str, typer.Option("--long-window", help="Window for peak and average.")] = "7d",
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    header: Headers = None,
+    bearer_token_file: BearerFile = None,
+    insecure: Insecure = False,
+    timeout: Timeout = 10.0,
+) -> None:
+    """Hold the plan against what Prometheus saw: drift per assumption, triggers, recommendations."""
+    if fmt not in ("table", "json"):
+        fail(f"--format {fmt!r} is not one of table, json")
+    for name, value in (("--window", window), ("--long-window", long_window)):
+        try:
+            validate_duration(value)
+        except ValueError as exc:
+            fail(f"{name}: {exc}")
+    plan = load_plan_or_exit(plan_path)
+    now = parse_time(at) or time.time()
+    with make_source(prometheus, header, bearer_token_file, insecure, timeout) as source:
+        collector = PrometheusCollector(source, long_window=long_window)
+        try:
+            observations = collector.collect(plan, now, window)
+        except PrometheusUnreachable as exc:
+            fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
+        except QueryError as exc:
+            fail(f"Prometheus at {prometheus} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
+    result = evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, now,
+                      held_since=now - parse_duration(window))  # fmt: skip
+    if fmt == "json":
+        typer.echo(json_dumps(evaluation_to_dict(result)))
+    else:
+        print_evaluation(result, Console(width=max(Console().width, 160)))
+    raise typer.Exit(int(_exit_code(result)))
+
+
+def _exit_code(result: Evaluation) -> ExitCode:
+    return ExitCode.BREACH if result.worst_drift is Status.BREACH or result.critical_active else ExitCode.OK

@@ -1,0 +1,53 @@
+"""Command-line options that reach Prometheus (or any compatible API): shared by check, forecast, report."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from monitor.cli.common import fail
+from monitor.source import HttpPrometheusSource, SourceSettings, TLSOptions
+
+__all__ = ["BearerFile", "Headers", "Insecure", "PrometheusURL", "Timeout", "make_source", "parse_time"]
+
+PrometheusURL = Annotated[str, typer.Option("--prometheus", help="Prometheus-compatible query API base URL.")]
+Headers = Annotated[
+    list[str] | None, typer.Option("--header", help="Extra header 'Name: value' (e.g. X-Scope-OrgID), repeatable.")
+]
+BearerFile = Annotated[Path | None, typer.Option("--bearer-token-file", help="File holding a bearer token.")]
+Insecure = Annotated[bool, typer.Option("--insecure", help="Do not verify the server's TLS certificate.")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP request.")]
+
+
+def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, insecure: bool,
+                timeout: float) -> HttpPrometheusSource:  # fmt: skip
+    parsed: dict[str, str] = {}
+    for h in headers or []:
+        name, sep, value = h.partition(":")
+        if not sep or not name.strip():
+            fail(f"--header {h!r} is not of the form 'Name: value'")
+        parsed[name.strip()] = value.strip()
+    try:
+        settings = SourceSettings(url=url, headers=parsed, bearer_token_file=bearer_file, timeout=timeout,
+                                  tls=TLSOptions(insecure_skip_verify=insecure))  # fmt: skip
+    except ValueError as exc:
+        fail(f"--prometheus {url!r}: {exc}")
+    return HttpPrometheusSource(settings)
+
+
+def parse_time(text: str | None) -> float | None:
+    """ISO 8601 (a naive time is UTC) or Unix seconds; None means now."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--at {text!r} is neither ISO 8601 (2026-12-02T09:00:00Z) nor Unix seconds")
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
