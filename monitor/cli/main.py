@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import check, size
+    from monitor.cli import check, forecast, size
 
     app = typer.Typer(
         name="planwatch",
@@ -27,6 +27,7 @@ def build_app() -> typer.Typer:
     app.callback()(_root)
     size.register(app)
     check.register(app)
+    forecast.register(app)
     return app
 
 

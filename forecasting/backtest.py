@@ -1,0 +1,111 @@
+"""Rolling-origin backtest: refit each model on the history as it was at a few recent origins, forecast
+the horizon, and compare with what happened.
+
+Metrics, per model, over all origins and horizon steps:
+- MAE  = mean |actual - forecast|
+- MASE = MAE / MAE of the baseline seasonal naive on the same windows (so the baseline scores exactly 1;
+  below 1 means better than repeating last week, or last day when less than two weeks exist)
+- coverage_80 / coverage_95: share of actuals inside the bands, each origin's bands calibrated on the
+  *other* origins' errors only (leave-one-origin-out), so the check is out of sample
+- peak_error = mean over origins of |max forecast - max actual| / max actual over the first day
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from forecasting.errors import ForecastModelError
+from forecasting.intervals import IntervalCalibration
+from forecasting.models.base import ForecastModel
+from forecasting.series import FloatArray, RegularSeries
+
+__all__ = ["BacktestReport", "BacktestRun", "ModelScore", "run_backtest", "score_run"]
+
+
+@dataclass(frozen=True)
+class ModelScore:
+    """One model's backtest. mae, mase and peak_error come from the windows all models share; the
+    coverages from `origins` windows (more for the picked model, whose intervals use more)."""
+
+    model: str
+    mae: float
+    mase: float
+    coverage_80: float | None
+    coverage_95: float | None
+    peak_error: float | None
+    origins: int
+
+
+@dataclass(frozen=True, eq=False)
+class BacktestRun:
+    """(origins x horizon) actuals and forecasts of one model."""
+
+    model: str
+    actual: FloatArray
+    forecast: FloatArray
+
+
+@dataclass(frozen=True)
+class BacktestReport:
+    baseline: str
+    horizon_steps: int
+    step_seconds: float
+    origins_s: tuple[float, ...]
+    scores: tuple[ModelScore, ...]
+    picked: str
+    notes: tuple[str, ...] = ()
+
+    def score(self, model: str) -> ModelScore:
+        return next(s for s in self.scores if s.model == model)
+
+
+def run_backtest(
+    series: RegularSeries, model: ForecastModel, origins: Sequence[int], horizon_steps: int
+) -> BacktestRun:
+    """Fit on `series.head(origin)` and forecast `horizon_steps`, for each origin (an index)."""
+    actual = np.stack([series.values[o : o + horizon_steps] for o in origins])
+    forecast = np.stack([model.fit(series.head(o)).forecast(horizon_steps).mean for o in origins])
+    if not np.all(np.isfinite(forecast)):
+        raise ForecastModelError(model.label, "backtest forecast is not finite")
+    return BacktestRun(model.label, actual, forecast)
+
+
+def _coverage(run: BacktestRun, floor: float, step_seconds: float) -> tuple[float | None, float | None]:
+    rows = run.actual.shape[0]
+    if rows < 2:
+        return None, None
+    inside_80, inside_95 = [], []
+    for held_out in range(rows):
+        others = [r for r in range(rows) if r != held_out]
+        calibration = IntervalCalibration.from_errors(
+            run.actual[others], run.forecast[others], floor=floor, step_seconds=step_seconds
+        )
+        bands = calibration.bands(run.forecast[held_out])
+        actual = run.actual[held_out]
+        inside_80.append((bands.lower_80 <= actual) & (actual <= bands.upper_80))
+        inside_95.append((bands.lower_95 <= actual) & (actual <= bands.upper_95))
+    return float(np.mean(inside_80)), float(np.mean(inside_95))
+
+
+def _peak_error(run: BacktestRun, peak_window_steps: int) -> float | None:
+    window = slice(0, max(1, peak_window_steps))
+    actual_peak = run.actual[:, window].max(axis=1)
+    forecast_peak = run.forecast[:, window].max(axis=1)
+    valid = actual_peak > 0
+    if not np.any(valid):
+        return None
+    return float(np.mean(np.abs(forecast_peak[valid] - actual_peak[valid]) / actual_peak[valid]))
+
+
+def score_run(
+    run: BacktestRun, baseline_mae: float, *, floor: float, step_seconds: float, peak_window_steps: int
+) -> ModelScore:
+    mae = float(np.mean(np.abs(run.actual - run.forecast)))
+    mase = mae / baseline_mae if baseline_mae > 0 else (1.0 if mae == 0 else float("inf"))
+    coverage_80, coverage_95 = _coverage(run, floor, step_seconds)
+    return ModelScore(
+        run.model, mae, mase, coverage_80, coverage_95, _peak_error(run, peak_window_steps), run.actual.shape[0]
+    )

@@ -1,0 +1,112 @@
+"""Local-time helpers: business hours and the next morning ramp, in an IANA timezone (zoneinfo).
+
+Demand follows the clock on the wall of its users, so "is it business hours" and "when does the morning
+ramp start" are questions in local time, DST included, even though the series is in Unix seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime, time
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+from numpy.typing import NDArray
+
+from forecasting.errors import ForecastInputError
+from forecasting.events import crossing_time
+from forecasting.series import FloatArray
+
+__all__ = ["MorningRamp", "is_business_hours", "local_time", "next_morning_ramp", "zone"]
+
+WEEKDAYS = frozenset(range(5))
+
+
+def zone(timezone: str) -> ZoneInfo:
+    """The ZoneInfo for an IANA name, or a ForecastInputError naming it."""
+    try:
+        return ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ForecastInputError(f"unknown timezone {timezone!r} (use an IANA name like Europe/Paris)") from exc
+
+
+def local_time(timestamp_s: float, timezone: str) -> datetime:
+    """The aware local datetime of a Unix timestamp."""
+    return datetime.fromtimestamp(timestamp_s, zone(timezone))
+
+
+def _in_window(clock: time, start: time, end: time) -> bool:
+    """start <= clock < end, where a window with end <= start wraps midnight (e.g. 22:00-06:00)."""
+    return start <= clock < end if start < end else clock >= start or clock < end
+
+
+def is_business_hours(
+    timestamp_s: float,
+    timezone: str,
+    start: time = time(9, 0),
+    end: time = time(18, 0),
+    weekdays: Collection[int] = WEEKDAYS,
+) -> bool:
+    """True when the local time is within [start, end) on one of `weekdays` (Monday = 0)."""
+    local = local_time(timestamp_s, timezone)
+    return local.weekday() in weekdays and _in_window(local.time(), start, end)
+
+
+@dataclass(frozen=True)
+class MorningRamp:
+    """The first rise after local night: `timestamp_s` is when the path crosses `threshold` upward.
+
+    threshold = trough + fraction x (peak - trough), where trough is the lowest value in the night and
+    peak the highest value between the end of that night and the start of the next.
+    """
+
+    timestamp_s: float
+    threshold: float
+    trough: float
+    peak: float
+
+
+def _night_mask(timestamps_s: FloatArray, tz: ZoneInfo, start: time, end: time) -> NDArray[np.bool_]:
+    clocks = [datetime.fromtimestamp(float(ts), tz).time() for ts in timestamps_s]
+    return np.array([_in_window(c, start, end) for c in clocks], dtype=bool)
+
+
+def next_morning_ramp(
+    timestamps_s: FloatArray,
+    values: FloatArray,
+    timezone: str,
+    *,
+    night_start: time = time(22, 0),
+    night_end: time = time(6, 0),
+    fraction: float = 0.5,
+    min_rise: float = 0.3,
+    min_day_seconds: float = 4 * 3600.0,
+) -> MorningRamp | None:
+    """When the path rises through the half-way level on its way to the day's peak, after the first night.
+
+    The crossing taken is the last one before the peak, so noise in a quiet night cannot pass for the
+    ramp. None when no night is followed by at least `min_day_seconds` of day in the path, or when the
+    day does not rise clearly above the night: (peak - trough) < `min_rise` x peak.
+    """
+    night = _night_mask(timestamps_s, zone(timezone), night_start, night_end)
+    starts = np.flatnonzero(night & ~np.concatenate(([False], night[:-1])))
+    for first in starts:
+        ends = np.flatnonzero(~night[first:])
+        if ends.size == 0:
+            return None
+        day_first = int(first + ends[0])
+        next_nights = np.flatnonzero(night[day_first:])
+        day_stop = day_first + int(next_nights[0]) if next_nights.size else values.size
+        if day_stop == values.size and timestamps_s[-1] - timestamps_s[day_first] < min_day_seconds:
+            return None
+        trough_i = int(first + np.argmin(values[first:day_first]))
+        peak_i = int(day_first + np.argmax(values[day_first:day_stop]))
+        trough, peak = float(values[trough_i]), float(values[peak_i])
+        if peak - trough < min_rise * peak:
+            continue
+        threshold = trough + fraction * (peak - trough)
+        below = np.flatnonzero(values[trough_i : peak_i + 1] < threshold)
+        i = trough_i + int(below[-1]) + 1
+        return MorningRamp(crossing_time(timestamps_s, values, i, threshold), threshold, trough, peak)
+    return None

@@ -1,0 +1,46 @@
+"""Forecasting models: each a small class with validated settings, `fit(series)` and `fitted.forecast(h)`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from forecasting.errors import ForecastInputError
+from forecasting.models.base import FittedModel, ForecastModel, PointForecast
+from forecasting.models.holt_winters import HoltWinters, HoltWintersSettings
+from forecasting.models.mstl import MSTLForecaster, MSTLSettings
+from forecasting.models.naive import MeanDrift, MeanDriftSettings, SeasonalNaive, SeasonalNaiveSettings
+
+__all__ = [
+    "MODEL_FACTORIES",
+    "FittedModel",
+    "ForecastModel",
+    "HoltWinters",
+    "HoltWintersSettings",
+    "MSTLForecaster",
+    "MSTLSettings",
+    "MeanDrift",
+    "MeanDriftSettings",
+    "PointForecast",
+    "SeasonalNaive",
+    "SeasonalNaiveSettings",
+    "make_model",
+]
+
+MODEL_FACTORIES: dict[str, Callable[[], ForecastModel]] = {
+    "seasonal_naive_daily": SeasonalNaive.daily,
+    "seasonal_naive_weekly": SeasonalNaive.weekly,
+    "holt_winters": HoltWinters,
+    "holt_winters_damped": lambda: HoltWinters(HoltWintersSettings(damped_trend=True)),
+    "mstl": MSTLForecaster,
+    "mstl_daily": lambda: MSTLForecaster(MSTLSettings(weekly=False)),
+    "mean_drift": MeanDrift,
+}
+
+
+def make_model(label: str) -> ForecastModel:
+    """A model with default settings by its label, e.g. 'mstl' or 'seasonal_naive_weekly'."""
+    try:
+        return MODEL_FACTORIES[label]()
+    except KeyError:
+        known = ", ".join(sorted(MODEL_FACTORIES))
+        raise ForecastInputError(f"unknown model {label!r} (known: {known})") from None

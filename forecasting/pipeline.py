@@ -1,0 +1,266 @@
+"""Series in, `ForecastResult` out: regularize, plan, backtest, pick, fit, calibrate, find peak and ramp.
+
+Pure: no clock (the end of the history is "now"), no I/O. `forecast_many` runs several tiers, optionally in
+worker processes (statsmodels holds the GIL, so threads would not help).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from forecasting.backtest import BacktestReport, BacktestRun, ModelScore, run_backtest, score_run
+from forecasting.errors import ForecastInputError, ForecastModelError
+from forecasting.events import next_peak, ramp_crossings
+from forecasting.intervals import IntervalCalibration, relative_floor
+from forecasting.models import FittedModel, ForecastModel
+from forecasting.regularize import RegularizeReport, regularize
+from forecasting.result import ForecastResult
+from forecasting.selection import SelectionPlan, backtest_origins, pick_model, plan_selection
+from forecasting.series import RegularSeries, Series, steps_per_day
+
+__all__ = ["ForecastSettings", "forecast", "forecast_many"]
+
+
+class ForecastSettings(BaseModel):
+    """What to forecast and how hard to look for the model; durations in seconds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    horizon_seconds: float = Field(default=86_400.0, gt=0.0)
+    step_seconds: float | None = Field(default=None, gt=0.0, description="None: inferred from the data")
+    thresholds: tuple[float, ...] = Field(default=(), description="ramp thresholds, e.g. replica steps")
+    max_origins: int = Field(default=3, ge=1, le=10, description="backtest origins for model choice")
+    calibration_origins: int = Field(
+        default=5, ge=1, le=28, description="origins whose errors calibrate the picked model's intervals"
+    )
+    max_backtest_days: float = Field(default=7.0, gt=0.0, description="cap on each backtest window")
+    models: tuple[str, ...] | None = Field(default=None, description="model labels; None: chosen by history")
+    peak_window_seconds: float = Field(default=86_400.0, gt=0.0, description="next peak is searched here")
+    max_interpolate_seconds: float = Field(default=1800.0, ge=0.0, description="longer gaps: seasonal fill")
+    fallback_spread_inflation: float = Field(
+        default=2.0, ge=1.0, description="widening of the un-backtested intervals of the short-history models"
+    )
+
+
+def _regular(
+    series: Series | RegularSeries, settings: ForecastSettings
+) -> tuple[RegularSeries, RegularizeReport | None]:
+    if isinstance(series, RegularSeries):
+        return series, None
+    done = regularize(series, settings.step_seconds, max_interpolate_seconds=settings.max_interpolate_seconds)
+    return done.series, done.report
+
+
+def _fallback_calibration(
+    history: RegularSeries, model: ForecastModel, floor: float, inflation: float
+) -> IntervalCalibration:
+    """Intervals for models that could not be backtested.
+
+    Daily seasonal naive with a day of differences: relative errors y(t) vs y(t - 1 day), which are
+    exactly its one-day-ahead errors in the past. Otherwise (mean/drift): the spread of the history around
+    its mean, inflated by `inflation`, since the daily cycle has not even been seen.
+    """
+    values = history.values
+    period = steps_per_day(history.step_seconds)
+    if model.label == "seasonal_naive_daily" and values.size - period >= 12:
+        reference = values[:-period]
+        relative = (values[period:] - reference) / (np.maximum(reference, 0.0) + floor)
+        return IntervalCalibration.from_relative_errors(
+            relative, floor=floor, source="day-over-day differences", inflation=1.0
+        )
+    centre = float(np.mean(values))
+    relative = (values - centre) / (max(centre, 0.0) + floor)
+    return IntervalCalibration.from_relative_errors(
+        relative, floor=floor, source=f"spread of the history x{inflation:g}", inflation=inflation
+    )
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """What the backtest decided: the model, its intervals, the reason, the report (None: no backtest)."""
+
+    model: ForecastModel
+    calibration: IntervalCalibration
+    reason: str
+    report: BacktestReport | None
+
+
+def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, BacktestRun], float, tuple[str, ...]]:
+    """Backtest every candidate, cheap ones first; returns runs, the baseline's MAE, skip/failure notes.
+
+    When the daily seasonal naive backtests 1.5x worse than the weekly one, the weekly pattern is strong
+    and models that only know a daily season are not fitted (they cannot win, and they cost the most).
+    """
+    runs: dict[str, BacktestRun] = {}
+    notes: list[str] = []
+    for model in sorted(plan.candidates, key=lambda m: m.label not in _CHEAP_MODELS):
+        if model.label not in _CHEAP_MODELS and 7.0 not in model.seasons_days and _weekly_pattern_dominates(runs):
+            notes.append(f"{model.label} skipped (daily naive >= 1.5x weekly naive: strong weekly pattern)")
+            continue
+        try:
+            runs[model.label] = run_backtest(history, model, plan.origins, plan.backtest_horizon_steps)
+        except (ForecastModelError, ForecastInputError) as exc:
+            notes.append(f"{model.label} failed: {exc}")
+    baseline = runs[plan.baseline.label]
+    return runs, float(np.mean(np.abs(baseline.actual - baseline.forecast))), tuple(notes)
+
+
+_CHEAP_MODELS = frozenset({"seasonal_naive_daily", "seasonal_naive_weekly"})
+_WEEKLY_DOMINANCE = 1.5
+
+
+def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
+    daily, weekly = runs.get("seasonal_naive_daily"), runs.get("seasonal_naive_weekly")
+    if daily is None or weekly is None:
+        return False
+    weekly_mae = float(np.mean(np.abs(weekly.actual - weekly.forecast)))
+    daily_mae = float(np.mean(np.abs(daily.actual - daily.forecast)))
+    return daily_mae >= _WEEKLY_DOMINANCE * weekly_mae
+
+
+def _extend_run(
+    history: RegularSeries, model: ForecastModel, run: BacktestRun, plan: SelectionPlan, origins_wanted: int
+) -> tuple[BacktestRun, tuple[int, ...]]:
+    """More backtest origins for the picked model only, so its intervals see more than a few days.
+
+    Errors within a day are correlated (a busy day is busy all day), so 3 windows hold about 3 samples of
+    the day-level error: too few for an 80% quantile. The extra fits cost one model, not all of them.
+    """
+    step = history.step_seconds
+    need = model.min_history_steps(step)
+    window = plan.backtest_horizon_steps
+    wanted = backtest_origins(len(history), window, step, need, max(origins_wanted, len(plan.origins)))
+    extra = tuple(o for o in wanted if o not in plan.origins)
+    if not extra:
+        return run, plan.origins
+    more = run_backtest(history, model, extra, window)
+    merged = BacktestRun(
+        run.model, np.concatenate([run.actual, more.actual]), np.concatenate([run.forecast, more.forecast])
+    )
+    return merged, plan.origins + extra
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def _reason(plan: SelectionPlan, best: ModelScore, scores: tuple[ModelScore, ...], notes: tuple[str, ...]) -> str:
+    """Why this model, with the numbers: its MASE and peak error, and every other model's MASE."""
+    coverage = f"backtest 80% coverage {_percent(best.coverage_80)} over {best.origins} origin(s)"
+    if len(scores) == 1:
+        text = f"{plan.why}: {best.model} (the only model with enough history), {coverage}"
+    else:
+        others = ", ".join(f"{s.model} {s.mase:.2f}" for s in sorted(scores, key=lambda s: s.mase) if s is not best)
+        peak = "n/a" if best.peak_error is None else f"{best.peak_error:.1%}"
+        text = (
+            f"{plan.why}: picked {best.model}, MASE {best.mase:.2f} against {plan.baseline.label} "
+            f"(MAE {best.mae:.3g}), peak error {peak}, {coverage}; others: {others}"
+        )
+    if plan.skipped:
+        text += f"; not tried: {', '.join(plan.skipped)}"
+    if notes:
+        text += f"; {'; '.join(notes)}"
+    return text
+
+
+def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:
+    try:
+        return model.fit(history)
+    except ForecastModelError:
+        raise
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        raise ForecastModelError(model.label, str(exc)) from exc
+
+
+def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSettings) -> _Selection:
+    """Backtest the plan's candidates, pick by MASE, calibrate the pick's intervals on more windows.
+
+    MAE, MASE and peak error compare models on the same windows; the pick's coverage is then measured
+    on all the windows its intervals are calibrated on (`calibration_origins`).
+    """
+    step = history.step_seconds
+    floor = relative_floor(history.values)
+    if not plan.candidates or not plan.origins:
+        calibration = _fallback_calibration(history, plan.baseline, floor, settings.fallback_spread_inflation)
+        return _Selection(plan.baseline, calibration, plan.why, None)
+    peak_window = min(max(1, round(settings.peak_window_seconds / step)), plan.backtest_horizon_steps)
+    runs, baseline_mae, notes = _backtest(history, plan)
+    scores = tuple(
+        score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
+        for run in runs.values()
+    )
+    best = pick_model(scores)
+    model = next(m for m in plan.candidates if m.label == best.model)
+    run, origins = _extend_run(history, model, runs[best.model], plan, settings.calibration_origins)
+    calibration = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step)
+    extended = score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
+    best = replace(best, coverage_80=extended.coverage_80, coverage_95=extended.coverage_95, origins=extended.origins)
+    scores = tuple(best if s.model == best.model else s for s in scores)
+    origins_s = tuple(float(history.timestamps_s[o - 1]) for o in origins)
+    report = BacktestReport(
+        plan.baseline.label, plan.backtest_horizon_steps, step, origins_s, scores, best.model, notes
+    )
+    return _Selection(model, calibration, _reason(plan, best, scores, notes), report)
+
+
+def forecast(series: Series | RegularSeries, settings: ForecastSettings | None = None) -> ForecastResult:
+    """Forecast `series` over `settings.horizon_seconds` with the model that backtests best."""
+    settings = settings or ForecastSettings()
+    history, report = _regular(series, settings)
+    step = history.step_seconds
+    horizon_steps = max(1, math.ceil(settings.horizon_seconds / step))
+    plan = plan_selection(
+        len(history),
+        step,
+        horizon_steps,
+        max_origins=settings.max_origins,
+        max_backtest_days=settings.max_backtest_days,
+        model_labels=settings.models,
+    )
+    selection = _select(history, plan, settings)
+    fitted = _fit_final(selection.model, history)
+    point = fitted.forecast(horizon_steps)
+    reason = selection.reason + (f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else "")
+    bands = selection.calibration.bands(point.mean)
+    peak_window = max(1, round(settings.peak_window_seconds / step))
+    peak = next_peak(point.timestamps_s, point.mean, bands.upper_80, bands.upper_95, peak_window)
+    ramp = ramp_crossings(
+        point.timestamps_s,
+        point.mean,
+        bands.lower_80,
+        bands.upper_80,
+        settings.thresholds,
+        last_timestamp_s=history.end_s,
+        last_value=float(history.values[-1]),
+    )
+    return ForecastResult(
+        selection.model.label,
+        reason,
+        history,
+        point.timestamps_s,
+        point.mean,
+        bands,
+        peak,
+        ramp,
+        selection.calibration,
+        selection.report,
+        report,
+    )
+
+
+def forecast_many(
+    series_by_name: Mapping[str, Series | RegularSeries], settings: ForecastSettings | None = None, *, workers: int = 1
+) -> dict[str, ForecastResult]:
+    """`forecast` for several series (tiers); `workers` > 1 spreads them over that many processes."""
+    names = list(series_by_name)
+    if workers <= 1 or len(names) <= 1:
+        return {name: forecast(series_by_name[name], settings) for name in names}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {name: pool.submit(forecast, series_by_name[name], settings) for name in names}
+        return {name: futures[name].result() for name in names}

@@ -1,0 +1,223 @@
+"""Turn a raw `Series` into a `RegularSeries`: fixed step, counter-reset artefacts removed, gaps filled.
+
+Why each step:
+- Models need a fixed step (the seasonal period is a number of steps), so samples are put on a grid
+  anchored at the first sample; samples landing in the same cell are averaged.
+- A counter reset seen through a naive rate shows up as one negative point, or one point near zero
+  between two normal ones. Demand cannot be negative and does not vanish for a single scrape, so such
+  points are treated as missing.
+- Short gaps are filled by straight lines (demand is smooth over minutes). Long gaps would flatten a
+  whole morning ramp, so they are filled from the same time one week (else one day) earlier, shifted so
+  the fill meets the observed values at both edges (seasonal fill).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from forecasting.errors import ForecastInputError
+from forecasting.series import FloatArray, RegularSeries, Series, steps_per_day, steps_per_week
+
+__all__ = ["RegularizeReport", "Regularized", "infer_step_seconds", "regularize"]
+
+_MAX_GRID_POINTS = 5_000_000
+_RESET_RATIO = 0.2
+_EDGE_POINTS = 3
+
+
+@dataclass(frozen=True)
+class RegularizeReport:
+    """What `regularize` did, in counts of grid steps."""
+
+    step_seconds: float
+    step_inferred: bool
+    input_points: int
+    output_points: int
+    merged_points: int
+    missing_steps: int
+    resets_cleaned: int
+    interpolated_steps: int
+    seasonal_filled_steps: int
+    long_gaps_interpolated: int
+
+    def describe(self) -> str:
+        """One human-readable line, e.g. '2016 points at 300 s (inferred); 3 reset artefacts removed; ...'."""
+        how = "inferred" if self.step_inferred else "given"
+        parts = [f"{self.output_points} points at {self.step_seconds:g} s step ({how})"]
+        if self.merged_points:
+            parts.append(f"{self.merged_points} samples merged into shared steps")
+        if self.resets_cleaned:
+            parts.append(f"{self.resets_cleaned} counter-reset artefacts removed")
+        if self.missing_steps or self.resets_cleaned:
+            parts.append(
+                f"{self.interpolated_steps + self.seasonal_filled_steps} steps filled ({self.missing_steps} missing): "
+                f"{self.interpolated_steps} interpolated, {self.seasonal_filled_steps} from the week or day before"
+            )
+        if self.long_gaps_interpolated:
+            parts.append(f"{self.long_gaps_interpolated} long gaps interpolated (no seasonal reference)")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Regularized:
+    series: RegularSeries
+    report: RegularizeReport
+
+
+def infer_step_seconds(timestamps_s: FloatArray, *, source: str | None = None) -> float:
+    """The sampling step: the median positive spacing, rounded to a whole second when >= 1 s.
+
+    The median ignores gaps and duplicates, which is why it is used rather than the mean.
+    """
+    diffs = np.diff(np.sort(timestamps_s))
+    diffs = diffs[diffs > 0]
+    if diffs.size == 0:
+        raise ForecastInputError("cannot infer the step: fewer than two distinct timestamps", source=source)
+    step = float(np.median(diffs))
+    return float(round(step)) if step >= 1.0 else step
+
+
+def _to_grid(series: Series, step_seconds: float, downsample: bool) -> tuple[float, FloatArray, int]:
+    """Average the finite samples into grid cells; returns (start, values with NaN holes, merged).
+
+    Samples go to the nearest grid point (scrape jitter), or, when `downsample` (the step is at least
+    twice the sampling step), to the cell [t_k, t_k + step) that starts at grid point t_k.
+    """
+    order = np.argsort(series.timestamps_s, kind="stable")
+    timestamps, values = series.timestamps_s[order], series.values[order]
+    finite = np.isfinite(values)
+    if np.count_nonzero(finite) < 2:
+        raise ForecastInputError("fewer than two numeric values", source=series.name or None)
+    timestamps, values = timestamps[finite], values[finite]
+    start = float(timestamps[0])
+    position = (timestamps - start) / step_seconds
+    index = (np.floor(position + 1e-9) if downsample else np.rint(position)).astype(np.int64)
+    size = int(index[-1]) + 1
+    if size > _MAX_GRID_POINTS:
+        raise ForecastInputError(
+            f"{size} grid points at a {step_seconds:g} s step is too many; use a larger step",
+            source=series.name or None,
+        )
+    counts = np.bincount(index, minlength=size)
+    sums = np.bincount(index, weights=values, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        grid = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    merged = int(timestamps.size - np.count_nonzero(counts))
+    return start, grid, merged
+
+
+def _clean_resets(values: FloatArray) -> int:
+    """Mark reset artefacts as NaN in place: negative points, and lone near-zero drops.
+
+    A lone drop is v[i] < 0.2 x min(v[i-1], v[i+1]) while both neighbours exceed 5% of the series'
+    95th percentile (so genuinely quiet periods, where zeros are real, are left alone).
+    """
+    negative = values < 0
+    floor = 0.05 * float(np.nanpercentile(values, 95))
+    left, mid, right = values[:-2], values[1:-1], values[2:]
+    with np.errstate(invalid="ignore"):
+        neighbours = np.fmin(left, right)
+        drop = (neighbours > floor) & (mid < _RESET_RATIO * neighbours)
+    artefacts = negative.copy()
+    artefacts[1:-1] |= drop
+    values[artefacts] = np.nan
+    return int(np.count_nonzero(artefacts))
+
+
+def _runs_of_nan(values: FloatArray) -> list[tuple[int, int]]:
+    """(first, stop) index pairs of consecutive NaN runs."""
+    missing = np.isnan(values).astype(np.int8)
+    edges = np.diff(np.concatenate(([0], missing, [0])))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+
+
+def _interpolate(values: FloatArray, first: int, stop: int) -> None:
+    left, right = values[first - 1], values[stop]
+    weights = np.arange(1, stop - first + 1) / (stop - first + 1)
+    values[first:stop] = left + (right - left) * weights
+
+
+def _seasonal_fill(values: FloatArray, first: int, stop: int, periods: tuple[int, ...]) -> bool:
+    """Fill [first, stop) from one period earlier (else later), offset to meet both edges; False if none fits.
+
+    fill[i] = v[i - p] + offset_left + (offset_right - offset_left) x (i - first + 1) / (gap + 1)
+    where each offset is the mean of (v - v shifted by p) over up to 3 observed points at that edge.
+    """
+    n = values.size
+    for period in periods:
+        for shift in (-period, period):
+            lo, hi = first + shift - _EDGE_POINTS, stop + shift + _EDGE_POINTS
+            if lo < 0 or hi > n:
+                continue
+            reference = values[first + shift : stop + shift]
+            if np.any(np.isnan(reference)):
+                continue
+            left_idx = np.arange(max(0, first - _EDGE_POINTS), first)
+            right_idx = np.arange(stop, min(n, stop + _EDGE_POINTS))
+            left_off = np.nanmean(values[left_idx] - values[left_idx + shift])
+            right_off = np.nanmean(values[right_idx] - values[right_idx + shift])
+            if not (np.isfinite(left_off) and np.isfinite(right_off)):
+                continue
+            weights = np.arange(1, stop - first + 1) / (stop - first + 1)
+            values[first:stop] = np.maximum(reference + left_off + (right_off - left_off) * weights, 0.0)
+            return True
+    return False
+
+
+def _fill_gaps(values: FloatArray, step_seconds: float, max_interpolate_steps: int) -> tuple[int, int, int]:
+    """Fill NaN runs in place, oldest first; returns (interpolated, seasonal, long gaps interpolated)."""
+    periods = tuple(p for p in (steps_per_week(step_seconds), steps_per_day(step_seconds)) if p)
+    interpolated = seasonal = long_interpolated = 0
+    for first, stop in _runs_of_nan(values):
+        length = stop - first
+        if first == 0 or stop == values.size:  # only reset cleaning can open an edge gap: hold the neighbour
+            values[first:stop] = values[stop] if first == 0 else values[first - 1]
+            interpolated += length
+            continue
+        if length > max_interpolate_steps and _seasonal_fill(values, first, stop, periods):
+            seasonal += length
+            continue
+        _interpolate(values, first, stop)
+        interpolated += length
+        long_interpolated += int(length > max_interpolate_steps)
+    return interpolated, seasonal, long_interpolated
+
+
+def regularize(
+    series: Series,
+    step_seconds: float | None = None,
+    *,
+    max_interpolate_seconds: float = 1800.0,
+    clean_resets: bool = True,
+) -> Regularized:
+    """Put `series` on a fixed grid, clean reset artefacts and fill gaps; report what was done.
+
+    `step_seconds` defaults to the inferred sampling step; a larger one averages the samples of each step.
+    The grid spans the first to the last numeric sample, so there are no leading or trailing gaps to invent.
+    """
+    inferred = step_seconds is None
+    source = series.name or None
+    step = infer_step_seconds(series.timestamps_s, source=source) if step_seconds is None else float(step_seconds)
+    if not step > 0:
+        raise ForecastInputError(f"step must be positive, got {step} s", source=source)
+    downsample = not inferred and len(series) > 1 and step >= 2 * infer_step_seconds(series.timestamps_s, source=source)
+    start, grid, merged = _to_grid(series, step, downsample)
+    missing_before = int(np.count_nonzero(np.isnan(grid)))
+    resets = _clean_resets(grid) if clean_resets and grid.size >= 3 else 0
+    max_steps = max(0, int(max_interpolate_seconds // step))
+    interpolated, seasonal, long_interpolated = _fill_gaps(grid, step, max_steps)
+    report = RegularizeReport(
+        step_seconds=step,
+        step_inferred=inferred,
+        input_points=len(series),
+        output_points=int(grid.size),
+        merged_points=merged,
+        missing_steps=missing_before,
+        resets_cleaned=resets,
+        interpolated_steps=interpolated,
+        seasonal_filled_steps=seasonal,
+        long_gaps_interpolated=long_interpolated,
+    )
+    return Regularized(RegularSeries(start, step, grid, series.name), report)
