@@ -15,12 +15,14 @@ from typing import Any, cast
 
 from monitor import queries as q
 from monitor.observe.collector import DemandHistory, SourceHealth
+from monitor.observe.fleet import FleetInputs, fleet_observation
 from monitor.observe.model import Measurement, TierObservation
-from monitor.plan.model import Plan, Tier
+from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.histogram import fraction_over_groups
 from monitor.queries.query import Query
 from monitor.source import PrometheusSource, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
+from monitor.units import parse_duration
 
 __all__ = ["BURN_WINDOWS", "PrometheusCollector", "queries_per_tier"]
 
@@ -32,7 +34,7 @@ BURN_WINDOWS = ("5m", "30m", "1h", "2h", "6h")
 _FIELDS: dict[str, tuple[Query, str]] = {
     "request_rate": (q.REQUEST_RATE, "window"),
     "demand_rate": (q.DEMAND_RATE, "window"),
-    "peak_rate": (q.PEAK_REQUEST_RATE, "long"),
+    "peak_rate": (q.PEAK_REQUEST_RATE.with_window("1h", step="5m"), "long"),
     "average_rate": (q.REQUEST_RATE, "long"),
     "prompt_p50": (q.PROMPT_TOKENS_P50, "window"),
     "prompt_p95": (q.PROMPT_TOKENS_P95, "window"),
@@ -52,6 +54,7 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "running": (q.RUNNING, "window"),
     "waiting": (q.WAITING, "window"),
     "output_tokens_per_second_per_replica": (q.GENERATION_TOKENS_PER_REPLICA, "window"),
+    "prompt_tokens_rate": (q.PROMPT_TOKENS_RATE, "window"),
     "batch_per_replica": (q.BATCH_PER_REPLICA, "window"),
     "error_ratio": (q.ERROR_RATIO, "window"),
     "replicas_up": (q.REPLICAS_UP, "window"),
@@ -66,14 +69,15 @@ _FIELDS: dict[str, tuple[Query, str]] = {
 }
 # Rates and ratios that read 0 over a dead fleet: unknown when no replica is up.
 _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_per_replica", "batch_per_replica",
-                       "error_ratio", "preemption_rate", "running", "waiting"}  # fmt: skip
+                       "error_ratio", "preemption_rate", "running", "waiting", "prompt_tokens_rate"}  # fmt: skip
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
 _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
 
 
 def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS) -> int:
-    """Fixed per tier, whatever the replica count: fields + data age + 3 SLO inputs per burn window."""
-    return len(_FIELDS) + 1 + 3 * len(burn_windows)
+    """Fixed per tier, whatever the replica count: fields + data age + 3 SLO inputs per burn window + the
+    4 fleet-view inputs (two bucket vectors, two rate histories)."""
+    return len(_FIELDS) + 1 + 3 * len(burn_windows) + 4
 
 
 @dataclass
@@ -85,13 +89,45 @@ class PrometheusCollector:
     workers: int = 8
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
+        """One observation per tier, plus the fleet view under `FLEET`."""
         jobs = [(tier, job) for tier in plan.tiers for job in self._jobs(plan, tier, window)]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             results = list(pool.map(lambda tj: (tj[0].name, tj[1].key, tj[1].run(self.source, now)), jobs))
+            fleet_inputs = self._fleet_inputs(plan, now, window, pool)
         by_tier: dict[str, dict[str, Measurement]] = {t.name: {} for t in plan.tiers}
         for tier_name, key, value in results:
             by_tier[tier_name][key] = value
-        return {name: self._observation(name, values, now, window) for name, values in by_tier.items()}
+        tiers = {name: self._observation(name, values, now, window) for name, values in by_tier.items()}
+        return {**tiers, FLEET: fleet_observation(tiers, fleet_inputs, now, window)}
+
+    def _fleet_inputs(self, plan: Plan, now: float, window: str, pool: ThreadPoolExecutor) -> FleetInputs:
+        """Per-tier bucket vectors and request-rate histories, merged into the fleet view in Python."""
+        long_s = parse_duration(self.long_window)
+        sels = {t.name: t.label_selector for t in plan.tiers}
+        exprs = {
+            "prompt": {n: q.PROMPT_TOKENS_BUCKETS.for_tier(s, window=window) for n, s in sels.items()},
+            "output": {n: q.OUTPUT_TOKENS_BUCKETS.for_tier(s, window=window) for n, s in sels.items()},
+            "rate_5m": {n: q.REQUEST_RATE.for_tier(s, window="5m") for n, s in sels.items()},
+            "rate_1m": {n: q.REQUEST_RATE.for_tier(s, window="1m") for n, s in sels.items()},
+        }
+        buckets = {kind: dict(zip(exprs[kind], pool.map(self._bucket_samples, exprs[kind].values(), [now] * len(sels)),
+                                  strict=True)) for kind in ("prompt", "output")}  # fmt: skip
+        rates = {
+            kind: dict(zip(exprs[kind], pool.map(self._rate_series, exprs[kind].values(), [now - long_s] * len(sels),
+                                                 [now] * len(sels), [step] * len(sels)), strict=True))
+            for kind, step in (("rate_5m", 300.0), ("rate_1m", 60.0))
+        }  # fmt: skip
+        return FleetInputs(buckets["prompt"], buckets["output"], rates["rate_5m"], rates["rate_1m"],
+                           self.long_window, {k: " | ".join(v.values()) for k, v in exprs.items()})  # fmt: skip
+
+    def _bucket_samples(self, expr: str, now: float) -> list[tuple[dict[str, str], float]]:
+        return [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples]
+
+    def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:
+        result = self.source.range(expr, start, end, step)
+        points = {round(p.timestamp): p.value for s in result.series for p in s.points}
+        grid = [round(start + i * step) for i in range(int((end - start) // step) + 1)]
+        return [_finite(points.get(t)) for t in grid]
 
     def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
         window = _promql_duration(step_seconds)

@@ -20,10 +20,11 @@ from typing import Literal
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan, Tolerance
 from monitor.sizing.buckets import build_1_2_5_buckets, histogram_quantile
+from monitor.sizing.shape import Band, LogNormal
 from monitor.sizing.tier import TierSizing, replica_model
-from monitor.sizing.workload import tier_lengths
+from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
 
-__all__ = ["DriftRow", "Status", "judge", "tier_drift", "worst_status"]
+__all__ = ["DriftRow", "Status", "fleet_drift", "judge", "tier_drift", "worst_status"]
 
 Harm = Literal["higher", "lower"]
 
@@ -72,22 +73,50 @@ def worst_status(rows: list[DriftRow]) -> Status:
     return max((r.status for r in rows), key=_SEVERITY.__getitem__, default=Status.OK)
 
 
+Check = tuple[str, float, Measurement, Harm, str, str]
+
+
 def tier_drift(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[DriftRow]:
-    """Every assumption of one tier, in the order a design review reads them."""
-    wl, tier = sizing.workload, sizing.tier
-    arrival = plan.workload.arrival
-    checks: list[tuple[str, float, Measurement, Harm, str, str]] = [
-        ("peak_rate", wl.peak_rps, obs.peak_rate, "higher", "req/s", "highest 1-minute rate"),
-        ("peak_to_average", arrival.peak_rps / arrival.average_rps, obs.peak_to_average, "higher", "x", ""),
+    """Every assumption that belongs to one tier, in the order a design review reads them."""
+    tier = sizing.tier
+    checks: list[Check] = [
+        _peak_check(sizing.workload.peak_rps, obs, plan.workload.calls_per_request),
         *_length_checks(plan, sizing, obs),
-        ("prefix_hit_rate", wl.prefix_hit_rate, obs.prefix_hit_rate, "lower", "ratio", "hits / queries in tokens"),
+        ("prefix_hit_rate", sizing.workload.prefix_hit_rate, obs.prefix_hit_rate, "lower", "ratio",
+         "hits / queries in tokens"),
         ("ttft_p95", sizing.ttft_slo_seconds, obs.ttft_p95, "higher", "s", "against the SLO"),
         ("tpot_p95", sizing.tpot_slo_seconds, obs.tpot_p95, "higher", "s", "against the SLO"),
         *_capacity_checks(plan, sizing, obs),
         ("cold_start", tier.cold_start_seconds, obs.cold_start_p95, "higher", "s", "created to ready, p95"),
         ("calls_per_request", plan.workload.calls_per_request, obs.calls_per_request, "higher", "calls", "gateway"),
-        *_availability_check(plan, obs),
-    ]
+        _availability_check(plan, obs),
+    ]  # fmt: skip
+    return _judge_all(plan, checks)
+
+
+def fleet_drift(plan: Plan, obs: TierObservation) -> list[DriftRow]:
+    """The plan's workload as written (all tiers together): rate, burstiness, lengths, prefix, fan-out."""
+    w = plan.workload
+    prompts = LogNormal.from_percentiles(w.prompt_tokens.p50, w.prompt_tokens.p95)
+    outputs = LogNormal.from_percentiles(w.output_tokens.p50, w.output_tokens.p95)
+    bounds = _union_bounds(plan)
+    checks: list[Check] = [
+        _peak_check(w.arrival.peak_rps * w.calls_per_request, obs, w.calls_per_request),
+        ("peak_to_average", w.arrival.peak_rps / w.arrival.average_rps, obs.peak_to_average, "higher", "x",
+         "highest 1-minute rate over the mean"),
+        _through_buckets("prompt_p50", prompts, w.prompt_tokens.p50, 0.5, obs.prompt_p50, bounds),
+        _through_buckets("prompt_p95", prompts, w.prompt_tokens.p95, 0.95, obs.prompt_p95, bounds),
+        _through_buckets("output_p50", outputs, w.output_tokens.p50, 0.5, obs.output_p50, bounds),
+        _through_buckets("output_p95", outputs, w.output_tokens.p95, 0.95, obs.output_p95, bounds),
+        ("prefix_hit_rate", plan_prefix_hit_rate(plan), obs.prefix_hit_rate, "lower", "ratio",
+         "hits / queries in tokens, weighted by prompt tokens"),
+        ("calls_per_request", w.calls_per_request, obs.calls_per_request, "higher", "calls", "gateway"),
+        _availability_check(plan, obs),
+    ]  # fmt: skip
+    return _judge_all(plan, checks)
+
+
+def _judge_all(plan: Plan, checks: list[Check]) -> list[DriftRow]:
     rows = []
     for name, plan_value, observed, harmful, unit, note in checks:
         ratio, status = judge(plan_value, observed, harmful, plan.tolerances.for_assumption(name))
@@ -95,33 +124,48 @@ def tier_drift(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Dri
     return rows
 
 
-def _length_checks(
-    plan: Plan, sizing: TierSizing, obs: TierObservation
-) -> list[tuple[str, float, Measurement, Harm, str, str]]:
-    """Prompt and output quantiles, the plan read through vLLM's 1-2-5 token buckets as production is.
+def _peak_check(plan_calls_peak: float, obs: TierObservation, plan_calls: float) -> Check:
+    """The sustained (5-minute) peak in user requests: model calls scaled by the plan's over the observed
+    calls per request, so tool-call fan-out shows as fan-out and not as more users."""
+    peak, calls = obs.peak_rate, obs.calls_per_request
+    if peak.value is not None and calls.value:
+        scaled = Measurement(peak.value * plan_calls / calls.value, peak.query, peak.window, peak.samples)
+        note = f"highest 5-minute rate, counted at the plan's {plan_calls:g} calls per request"
+        return ("peak_rate", plan_calls_peak, scaled, "higher", "req/s", note)
+    return ("peak_rate", plan_calls_peak, peak, "higher", "req/s", "highest 5-minute rate (model calls)")
+
+
+def _through_buckets(
+    name: str, dist: LogNormal | Band, raw: float, q: float, observed: Measurement, bounds: tuple[float, ...]
+) -> Check:
+    seen = histogram_quantile(q, dist.cdf, bounds)
+    return (name, seen, observed, "higher", "tokens", f"plan {raw:,.0f} reads as {seen:,.0f} through vLLM's buckets")
+
+
+def _union_bounds(plan: Plan) -> tuple[float, ...]:
+    """1-2-5 bounds are nested, so the tiers' union is the set of the longest max_model_len."""
+    longest = max(t.max_model_len or plan.model_of(t).max_context for t in plan.tiers)
+    return build_1_2_5_buckets(longest)
+
+
+def _length_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Check]:
+    """Prompt and output quantiles of the tier's band, the plan read through vLLM's 1-2-5 token buckets.
 
     histogram_quantile interpolates inside a bucket, so production that matches a plan of exactly 300
     output tokens reads as 485; the plan is pushed through the same buckets before the two are compared.
     """
-    tier = sizing.tier
+    tier, wl = sizing.tier, sizing.workload
     prompts, outputs = tier_lengths(plan, tier)
     bounds = build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context)
-    checks: list[tuple[str, float, Measurement, Harm, str, str]] = []
-    for name, dist, raw, q, observed in (
-        ("prompt_p50", prompts, sizing.workload.prompt_p50, 0.5, obs.prompt_p50),
-        ("prompt_p95", prompts, sizing.workload.prompt_p95, 0.95, obs.prompt_p95),
-        ("output_p50", outputs, sizing.workload.output_p50, 0.5, obs.output_p50),
-        ("output_p95", outputs, sizing.workload.output_p95, 0.95, obs.output_p95),
-    ):
-        seen = histogram_quantile(q, dist.cdf, bounds)
-        note = f"plan {raw:,.0f} reads as {seen:,.0f} through vLLM's 1-2-5 buckets"
-        checks.append((name, seen, observed, "higher", "tokens", note))
-    return checks
+    return [
+        _through_buckets("prompt_p50", prompts, wl.prompt_p50, 0.5, obs.prompt_p50, bounds),
+        _through_buckets("prompt_p95", prompts, wl.prompt_p95, 0.95, obs.prompt_p95, bounds),
+        _through_buckets("output_p50", outputs, wl.output_p50, 0.5, obs.output_p50, bounds),
+        _through_buckets("output_p95", outputs, wl.output_p95, 0.95, obs.output_p95, bounds),
+    ]
 
 
-def _capacity_checks(
-    plan: Plan, sizing: TierSizing, obs: TierObservation
-) -> list[tuple[str, float, Measurement, Harm, str, str]]:
+def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Check]:
     """KV occupancy and tokens/s per replica, judged at the batch production actually ran, not the plan's.
 
     A replica running a batch of 40 is compared with what the sizing model says a batch of 40 should do;
@@ -152,7 +196,7 @@ def _capacity_checks(
     ]
 
 
-def _availability_check(plan: Plan, obs: TierObservation) -> list[tuple[str, float, Measurement, Harm, str, str]]:
+def _availability_check(plan: Plan, obs: TierObservation) -> Check:
     """Errors against the error budget: 1 - availability (0.1% of requests at 99.9%)."""
     budget = 1.0 - plan.slo.availability
-    return [("availability", budget, obs.error_ratio, "higher", "error ratio", "errors and aborts vs the budget")]
+    return ("availability", budget, obs.error_ratio, "higher", "error ratio", "errors and aborts vs the budget")

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from monitor.advice import AdviceSettings, AdviceState, DemandOutlook, Recommendation, advise_fleet
-from monitor.drift import DriftRow, Status, tier_drift, worst_status
+from monitor.drift import DriftRow, Status, fleet_drift, tier_drift, worst_status
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.hours import in_business_hours
-from monitor.plan.model import Plan
+from monitor.plan.model import FLEET, Plan
 from monitor.sizing.plan_sizing import PlanSizing
 from monitor.triggers import (
     EvalResult,
@@ -45,10 +45,16 @@ class Evaluation:
     tiers: tuple[TierEvaluation, ...]
     triggers: tuple[TriggerRecord, ...]
     warnings: tuple[str, ...]
+    fleet: TierEvaluation | None = None  # the plan's workload as written, all tiers together
+
+    @property
+    def sections(self) -> tuple[TierEvaluation, ...]:
+        """The fleet view first (when observed), then each tier."""
+        return ((self.fleet,) if self.fleet else ()) + self.tiers
 
     @property
     def worst_drift(self) -> Status:
-        return worst_status([row for t in self.tiers for row in t.drift])
+        return worst_status([row for t in self.sections for row in t.drift])
 
     @property
     def critical_active(self) -> bool:
@@ -69,6 +75,8 @@ def evaluate(
 ) -> Evaluation:
     hours = plan.workload.business_hours
     flags = {name: tuple(in_business_hours(t, hours) for t in o.timestamps) for name, o in outlooks.items()}
+    fleet_obs = observations.get(FLEET)
+    observations = {name: obs for name, obs in observations.items() if name != FLEET}
     advice = advise_fleet(plan, observations, outlooks, advice_states, now, flags, settings)
     by_tier = {r.tier: r for r in advice.recommendations}
     drift = {t.tier.name: tuple(tier_drift(plan, t, observations[t.tier.name]))
@@ -77,11 +85,15 @@ def evaluate(
         name: TierInputs(observations[name], rows, ramp_lead_seconds(outlooks.get(name), by_tier.get(name)))
         for name, rows in drift.items()
     }
+    fleet = None
+    if fleet_obs is not None:
+        fleet = TierEvaluation(FLEET, fleet_obs, tuple(fleet_drift(plan, fleet_obs)), None)
+        tier_inputs[FLEET] = TierInputs(fleet_obs, fleet.drift)
     business_now = in_business_hours(now, hours)
     trigger_inputs = TriggerInputs(plan, sizing, tier_inputs, evals, now, business_now)
     triggers = evaluate_triggers(trigger_inputs, previous_triggers, held_since=held_since)
     tiers = tuple(TierEvaluation(n, observations[n], rows, by_tier.get(n)) for n, rows in drift.items())
-    return Evaluation(plan, sizing, now, business_now, tiers, tuple(triggers), advice.warnings)
+    return Evaluation(plan, sizing, now, business_now, tiers, tuple(triggers), advice.warnings, fleet)
 
 
 def ramp_lead_seconds(outlook: DemandOutlook | None, rec: Recommendation | None) -> Measurement:

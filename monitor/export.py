@@ -25,6 +25,7 @@ def evaluation_to_dict(ev: Evaluation) -> dict[str, Any]:
         "evaluated_at": ev.evaluated_at,
         "in_business_hours": ev.in_business_hours,
         "status": ev.worst_drift.value,
+        "fleet": tier_to_dict(ev.fleet) if ev.fleet else None,
         "tiers": [tier_to_dict(t) for t in ev.tiers],
         "triggers": [trigger_to_dict(t) for t in ev.triggers],
         "warnings": list(ev.warnings),

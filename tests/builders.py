@@ -49,3 +49,24 @@ def baseline_observation(plan: Plan | None = None, batch: float = 150.0) -> Tier
             for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
         },
     )
+
+
+def baseline_fleet_observation(plan: Plan | None = None) -> TierObservation:
+    """The fleet view of the same matching production (the copilot has one tier, so the shapes agree)."""
+    tier = baseline_observation(plan)
+    m = Measurement.of
+    return TierObservation(
+        tier="fleet",
+        evaluated_at=0.0,
+        window="1h",
+        peak_rate=m(50.0),
+        burst_peak_rate=m(52.0),
+        average_rate=m(15.0),
+        prompt_p50=tier.prompt_p50,
+        prompt_p95=tier.prompt_p95,
+        output_p50=tier.output_p50,
+        output_p95=tier.output_p95,
+        prefix_hit_rate=m(0.6),
+        calls_per_request=m(1.0),
+        error_ratio=m(0.0004),
+    )

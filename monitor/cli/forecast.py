@@ -34,6 +34,10 @@ from forecasting import (
 )
 from forecasting import forecast as run_model_selection
 from forecasting.csv_input import parse_csv_series
+from monitor.cli.common import load_plan_or_exit
+from monitor.cli.forecast_live import live_demand, pick_tier, replica_thresholds
+from monitor.cli.prom_options import BearerFile, Headers, Insecure, make_source
+from monitor.source import HttpPrometheusSource, PrometheusUnreachable
 
 __all__ = [
     "ForecastOptions",
@@ -47,6 +51,7 @@ __all__ = [
 
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
+EXIT_UNREACHABLE = 3
 _MAX_TABLE_ROWS = 48
 
 
@@ -351,6 +356,15 @@ def register(app: typer.Typer) -> None:
 
     @app.command("forecast")
     def forecast_command(
+        plan_path: Annotated[
+            Path | None, typer.Argument(metavar="[PLAN]", help="Live mode: the plan whose tier to forecast")
+        ] = None,
+        prometheus: Annotated[str | None, typer.Option("--prometheus", help="Live mode: query API base URL")] = None,
+        tier: Annotated[str | None, typer.Option("--tier", help="Live mode: the tier (default: the only one)")] = None,
+        history: Annotated[str, typer.Option("--history", help="Live mode: how much history to fit on")] = "28d",
+        header: Headers = None,
+        bearer_token_file: BearerFile = None,
+        insecure: Insecure = False,
         csv_file: Annotated[Path | None, typer.Option("--csv", help="CSV of timestamp,value rows")] = None,
         time_column: Annotated[str | None, typer.Option(help="default: 'timestamp', else column 1")] = None,
         value_column: Annotated[str | None, typer.Option(help="default: 'value', else column 2")] = None,
@@ -359,23 +373,58 @@ def register(app: typer.Typer) -> None:
         threshold: Annotated[
             list[float] | None, typer.Option(help="ramp threshold in value units; repeat for each replica step")
         ] = None,
-        timezone: Annotated[str, typer.Option(help="IANA timezone for display and naive timestamps")] = "UTC",
+        timezone: Annotated[
+            str | None, typer.Option(help="IANA timezone for display and naive timestamps (live: the plan's)")
+        ] = None,
         fmt: Annotated[OutputFormat, typer.Option("--format", help="table, json or png")] = OutputFormat.table,
         out: Annotated[Path | None, typer.Option(help="output file (required for png)")] = None,
         backtest: Annotated[bool, typer.Option("--backtest", help="also show the backtest of every model")] = False,
         unit: Annotated[str, typer.Option(help="unit label of the values")] = "req/s",
     ) -> None:
-        """Forecast demand with 80%/95% intervals, the next peak and when thresholds will be crossed."""
-        if csv_file is None:
-            raise _fail("give --csv FILE (a CSV of timestamp,value rows)", EXIT_BAD_INPUT)
+        """Forecast demand with 80%/95% intervals, the next peak and when thresholds will be crossed.
+
+        Offline from a CSV (--csv FILE), or live: PLAN --prometheus URL [--tier T].
+        """
+        if (csv_file is None) == (plan_path is None or prometheus is None):
+            raise _fail("give either --csv FILE, or PLAN with --prometheus URL (live mode)", EXIT_BAD_INPUT)
         try:
-            options = _options(horizon, step, threshold or [], timezone, unit)
-            series = load_csv_series(csv_file, time_column=time_column, value_column=value_column, timezone=timezone)
+            if plan_path is not None and prometheus is not None:
+                source = make_source(prometheus, header, bearer_token_file, insecure, 30.0)
+                series, options = _live(plan_path, source, tier, history, horizon, step, threshold, timezone, unit)
+            else:
+                assert csv_file is not None
+                options = _options(horizon, step, threshold or [], timezone or "UTC", unit)
+                series = load_csv_series(
+                    csv_file, time_column=time_column, value_column=value_column, timezone=options.timezone
+                )
             result = run_forecast(series, options)
             render_forecast(result, fmt, out, options=options, include_backtest=backtest)
         except ForecastInputError as exc:
             raise _fail(str(exc), EXIT_BAD_INPUT) from None
         except ForecastError as exc:
             raise _fail(str(exc), EXIT_MODEL_FAILED) from None
+        except PrometheusUnreachable as exc:
+            raise _fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", EXIT_UNREACHABLE) from None
+        except KeyError as exc:
+            raise _fail(str(exc.args[0]), EXIT_BAD_INPUT) from None
         except OSError as exc:
             raise _fail(f"cannot write {out}: {exc}", EXIT_BAD_INPUT) from None
+
+
+def _live(
+    plan_path: Path, source: HttpPrometheusSource, tier_name: str | None, history: str, horizon: str, step: str | None,
+    threshold: list[float] | None, timezone: str | None, unit: str,
+) -> tuple[Series, ForecastOptions]:  # fmt: skip
+    """The tier's demand history and the options: the plan's timezone, its replica steps as thresholds."""
+    plan = load_plan_or_exit(plan_path)
+    tier = pick_tier(plan, tier_name)
+    step_seconds = parse_duration(step) if step else 300.0
+    with source:
+        demand = live_demand(source, plan, tier, parse_duration(history), step_seconds)
+    if not np.isfinite(demand.series.values).any():
+        raise ForecastInputError(
+            f"no demand history for tier {tier.name} in the last {history}", source=demand.history.query
+        )
+    thresholds = list(threshold) if threshold else list(replica_thresholds(plan, tier))
+    tz = timezone or plan.workload.business_hours.timezone
+    return demand.series, _options(horizon, step or "5m", thresholds, tz, unit)

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from monitor.drift import DriftRow, Status
 from monitor.evaluation import Evaluation
+from monitor.plan.model import FLEET
 from monitor.triggers import trigger_def
 from monitor.units import format_value
 
@@ -20,8 +21,8 @@ _STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.BREACH: "bold red", 
 def print_evaluation(ev: Evaluation, console: Console) -> None:
     when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     console.print(f"[bold]{ev.plan.name}[/] evaluated at {when}; overall drift: {_status(ev.worst_drift)}")
-    for tier in ev.tiers:
-        console.print(_drift_table(tier.tier, tier.observation.window, tier.drift))
+    for section in ev.sections:
+        console.print(_drift_table(section.tier, section.observation.window, section.drift))
     _print_triggers(ev, console)
     _print_recommendations(ev, console)
     for w in ev.warnings:
@@ -33,7 +34,8 @@ def _status(s: Status) -> str:
 
 
 def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...]) -> Table:
-    table = Table(title=f"tier {tier}: plan vs production ({window})", title_justify="left")
+    what = "the fleet (all tiers, the plan's workload as written)" if tier == FLEET else f"tier {tier}"
+    table = Table(title=f"{what}: plan vs production ({window})", title_justify="left")
     for col in ("assumption", "plan", "observed", "ratio", "status", "window", "samples", "note / reason"):
         table.add_column(col, justify="left" if col in ("assumption", "status", "note / reason") else "right")
     for r in rows:

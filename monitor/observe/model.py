@@ -56,8 +56,10 @@ class TierObservation:
     window: str
     request_rate: Measurement = _UNSEEN  # model calls finished per second, mean over the window
     demand_rate: Measurement = _UNSEEN  # finished plus queue growth: what arrived, not what was served
-    peak_rate: Measurement = _UNSEEN  # highest 1-minute request rate over the long window
+    peak_rate: Measurement = _UNSEEN  # highest 5-minute request rate over the long window (sustained peak)
+    burst_peak_rate: Measurement = _UNSEEN  # highest 1-minute request rate over the long window (bursts)
     average_rate: Measurement = _UNSEEN  # mean request rate over the long window
+    prompt_tokens_rate: Measurement = _UNSEEN  # prompt tokens/s, cached included: weighs prefix-hit rates
     prompt_p50: Measurement = _UNSEEN
     prompt_p95: Measurement = _UNSEEN
     output_p50: Measurement = _UNSEEN
@@ -95,7 +97,8 @@ class TierObservation:
 
     @property
     def peak_to_average(self) -> Measurement:
-        return self.peak_rate.ratio_to(self.average_rate)
+        """Burstiness: the highest 1-minute rate over the long window's mean."""
+        return self.burst_peak_rate.ratio_to(self.average_rate)
 
     def measurements(self) -> dict[str, Measurement]:
         """Every measurement by name (for JSON and the API)."""

@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from monitor.plan.catalog import BUILTIN_GPUS
-from monitor.plan.model import Plan, Tier
+from monitor.plan.model import FLEET, Plan, Tier
 from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
 from monitor.units import format_bytes
 
@@ -124,6 +124,8 @@ def _tier_references(plan: Plan) -> Iterable[PlanProblem]:
 def _unique_tier_names(plan: Plan) -> Iterable[PlanProblem]:
     seen: set[str] = set()
     for i, tier in enumerate(plan.tiers):
+        if tier.name == FLEET:
+            yield PlanProblem(f"tiers[{i}].name", f"{FLEET!r} is reserved for the fleet-wide view; rename the tier")
         if tier.name in seen:
             yield PlanProblem(f"tiers[{i}].name", f"tier name {tier.name!r} is used twice")
         seen.add(tier.name)

@@ -19,6 +19,7 @@ from monitor.units import parse_bytes, parse_duration
 
 __all__ = [
     "ASSUMPTIONS",
+    "FLEET",
     "SLO",
     "Arrival",
     "BusinessHours",
@@ -38,6 +39,9 @@ __all__ = [
     "Weekday",
     "Workload",
 ]
+
+# The fleet-wide view (all tiers together) is reported under this name, so no tier may take it.
+FLEET = "fleet"
 
 Seconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
 Bytes = Annotated[float, BeforeValidator(parse_bytes), Field(ge=0)]

@@ -15,6 +15,7 @@ from monitor.advice import DemandOutlook, ScaleStep
 from monitor.drift import Status
 from monitor.evaluation import Evaluation
 from monitor.observe.collector import DemandHistory
+from monitor.plan.model import FLEET
 from monitor.report.charts import demand_chart_svg
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.triggers import trigger_def
@@ -86,7 +87,7 @@ def _sizing(ev: Evaluation) -> str:
 
 def _drift(ev: Evaluation) -> str:
     parts = ["<h2>Plan vs production</h2>"]
-    for tier in ev.tiers:
+    for tier in ev.sections:
         rows = []
         for r in tier.drift:
             status = f"<span class={r.status.value}>{_e(r.status.value)}</span>"
@@ -95,7 +96,8 @@ def _drift(ev: Evaluation) -> str:
             plan, observed = format_value(r.plan, r.unit), format_value(r.observed.value, r.unit)
             query = f"<code>{_e(r.observed.query)}</code>"
             rows.append((_e(r.assumption), _e(plan), _e(observed), _e(ratio), status, _e(note), query))
-        parts.append(f"<h3>tier {_e(tier.tier)} <small>({_e(tier.observation.window)})</small></h3>")
+        title = "the fleet (all tiers; the plan's workload as written)" if tier.tier == FLEET else f"tier {tier.tier}"
+        parts.append(f"<h3>{_e(title)} <small>({_e(tier.observation.window)})</small></h3>")
         headers = ("assumption", "plan", "observed", "ratio", "status", "note", "query")
         parts.append(_table(headers, rows, raw=True))
     return "".join(parts)

@@ -5,6 +5,7 @@ condition, window, hold time, severity, mitigation (the seeds' levers) and when 
 from __future__ import annotations
 
 from monitor.drift import Status
+from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
 from monitor.triggers.model import Check, Evidence, Severity, TriggerDef, TriggerInputs
 from monitor.units import format_value
@@ -47,6 +48,8 @@ def _kv_pressure(inputs: TriggerInputs, tier: str) -> Evidence | None:
 
 
 def _cold_start(inputs: TriggerInputs, tier: str) -> Evidence | None:
+    if tier == FLEET:
+        return None
     t = inputs.tiers[tier]
     observed = t.observation.cold_start_p95.value
     cold = observed if observed is not None else inputs.plan.tier(tier).cold_start_seconds
@@ -97,6 +100,8 @@ def _quality(fallback: bool) -> Check:
     """A posted eval of this tier's model at its precision fails (the drop exceeds the threshold)."""
 
     def check(inputs: TriggerInputs, tier: str) -> Evidence | None:
+        if tier == FLEET:
+            return None
         t = inputs.plan.tier(tier)
         if (t.routing.share == 0) != fallback:
             return None

@@ -1,0 +1,144 @@
+"""The fleet-wide observation: what all tiers did together, for the plan's workload assumptions.
+
+The plan states its workload for the whole product (24K-token p95 prompts, 12 req/s at peak); routing
+cuts it into tier bands, so only the fleet view can be held against those numbers. Tiers are merged here
+in Python rather than in PromQL because their selectors may use different labels and their token
+histograms different bucket sets (max_model_len differs per deployment).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan.model import FLEET
+from monitor.queries.histogram import Bucket, buckets_by_group, count_at
+from monitor.sizing.buckets import histogram_quantile
+
+__all__ = ["FleetInputs", "fleet_observation", "merged_quantile"]
+
+Samples = Sequence[tuple[Mapping[str, str], float]]
+
+
+@dataclass(frozen=True)
+class FleetInputs:
+    """Per-tier raw inputs the fleet view needs beyond the tiers' own measurements."""
+
+    prompt_buckets: Mapping[str, Samples]  # tier -> cumulative bucket rates (labels with `le`)
+    output_buckets: Mapping[str, Samples]
+    rate_5m: Mapping[str, Sequence[float | None]]  # tier -> request rate series over the long window, aligned
+    rate_1m: Mapping[str, Sequence[float | None]]
+    long_window: str
+    queries: Mapping[str, str]
+
+
+def merged_quantile(q: float, groups: Sequence[list[Bucket]]) -> float | None:
+    """histogram_quantile over several histograms whose bucket bounds may differ: each is interpolated at
+    the union of bounds and the counts add up. Observations in a group's +Inf bucket count as above every
+    bound past its last finite one (conservative: the quantile is never understated)."""
+    groups = [sorted(g) for g in groups if g and math.isinf(sorted(g)[-1].le)]
+    total = sum(g[-1].count for g in groups)
+    if total <= 0:
+        return None
+    bounds = sorted({b.le for g in groups for b in g if not math.isinf(b.le)})
+
+    def cdf(x: float) -> float:
+        return sum(_count_at_or_last(g, x) for g in groups) / total
+
+    return histogram_quantile(q, cdf, bounds)
+
+
+def _count_at_or_last(group: list[Bucket], x: float) -> float:
+    at = count_at(group, x)
+    if at is not None:
+        return at
+    finite = [b for b in group if not math.isinf(b.le)]
+    return finite[-1].count if finite else 0.0
+
+
+def fleet_observation(
+    tiers: Mapping[str, TierObservation], inputs: FleetInputs, now: float, window: str
+) -> TierObservation:
+    return TierObservation(
+        tier=FLEET,
+        evaluated_at=now,
+        window=window,
+        request_rate=_sum(t.request_rate for t in tiers.values()),
+        peak_rate=_peak(inputs.rate_5m, inputs.long_window, inputs.queries.get("rate_5m", "")),
+        burst_peak_rate=_peak(inputs.rate_1m, inputs.long_window, inputs.queries.get("rate_1m", "")),
+        average_rate=_mean_of_sum(inputs.rate_5m, inputs.long_window, inputs.queries.get("rate_5m", "")),
+        prompt_p50=_quantile(0.5, inputs.prompt_buckets, window, inputs.queries.get("prompt", "")),
+        prompt_p95=_quantile(0.95, inputs.prompt_buckets, window, inputs.queries.get("prompt", "")),
+        output_p50=_quantile(0.5, inputs.output_buckets, window, inputs.queries.get("output", "")),
+        output_p95=_quantile(0.95, inputs.output_buckets, window, inputs.queries.get("output", "")),
+        prefix_hit_rate=_weighted((t.prefix_hit_rate, t.prompt_tokens_rate) for t in tiers.values()),
+        error_ratio=_weighted((t.error_ratio, t.request_rate) for t in tiers.values()),
+        calls_per_request=_calls(tiers.values()),
+    )
+
+
+def _sum(values: Iterable[Measurement]) -> Measurement:
+    known = [(m, m.value) for m in values if m.value is not None]
+    if not known:
+        return Measurement.unknown("no tier reported a value")
+    first = known[0][0]
+    return Measurement(sum(v for _, v in known), first.query, first.window, len(known))
+
+
+def _aligned_sum(series: Mapping[str, Sequence[float | None]]) -> list[float]:
+    """Sum over tiers at each step where at least one tier had data (a tier without data adds nothing)."""
+    rows = [list(s) for s in series.values() if s]
+    if not rows:
+        return []
+    length = min(len(r) for r in rows)
+    sums = []
+    for i in range(length):
+        values = [r[i] for r in rows if r[i] is not None]
+        if values:
+            sums.append(float(sum(v for v in values if v is not None)))
+    return sums
+
+
+def _peak(series: Mapping[str, Sequence[float | None]], window: str, query: str) -> Measurement:
+    sums = _aligned_sum(series)
+    if not sums:
+        return Measurement.unknown("no request-rate history", query, window)
+    return Measurement(max(sums), query, window, len(sums))
+
+
+def _mean_of_sum(series: Mapping[str, Sequence[float | None]], window: str, query: str) -> Measurement:
+    sums = _aligned_sum(series)
+    if not sums:
+        return Measurement.unknown("no request-rate history", query, window)
+    return Measurement(sum(sums) / len(sums), query, window, len(sums))
+
+
+def _quantile(q: float, samples: Mapping[str, Samples], window: str, query: str) -> Measurement:
+    groups = [g for tier_samples in samples.values() for g in buckets_by_group(tier_samples).values()]
+    value = merged_quantile(q, groups)
+    if value is None:
+        return Measurement.unknown("no observations in the window", query, window)
+    return Measurement(value, query, window, len(groups))
+
+
+def _weighted(pairs: Iterable[tuple[Measurement, Measurement]]) -> Measurement:
+    """Sum of value x weight over the sum of weights, over tiers where both are known."""
+    known = [(v, v.value, w.value) for v, w in pairs if v.value is not None and w.value is not None and w.value > 0]
+    if not known:
+        return Measurement.unknown("no tier reported both the value and its weight")
+    total = sum(weight for _, _, weight in known)
+    value = sum(val * weight for _, val, weight in known) / total
+    return Measurement(value, known[0][0].query, known[0][0].window, len(known))
+
+
+def _calls(tiers: Iterable[TierObservation]) -> Measurement:
+    """Model calls over user requests, where user requests per tier = model calls / calls per request."""
+    pairs = [(t.request_rate.value, t.calls_per_request.value) for t in tiers]
+    known = [(r, c) for r, c in pairs if r is not None and c is not None and c > 0 and r > 0]
+    if not known:
+        return Measurement.unknown("no gateway counters (gateway_model_calls_total, gateway_user_requests_total)")
+    calls = sum(r for r, _ in known)
+    users = sum(r / c for r, c in known)
+    return Measurement(calls / users, "calls per request weighted by tier request rates", "", len(known))
