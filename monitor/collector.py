@@ -9,6 +9,7 @@ sample), or computed over a tier with no replica up, is an unknown with its reas
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -70,6 +71,9 @@ _FIELDS: dict[str, tuple[Query, str]] = {
 # Rates and ratios that read 0 over a dead fleet: unknown when no replica is up.
 _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_per_replica", "batch_per_replica",
                        "error_ratio", "preemption_rate", "running", "waiting", "prompt_tokens_rate"}  # fmt: skip
+# Statistics over finished requests in the window: judged only with enough requests behind them.
+_PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p50", "ttft_p95", "ttft_p99",
+                "tpot_p50", "tpot_p95", "tpot_p99", "queue_time_p95", "error_ratio", "prefix_hit_rate")  # fmt: skip
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
 _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
 
@@ -87,6 +91,7 @@ class PrometheusCollector:
     max_age_seconds: float = 300.0
     burn_windows: tuple[str, ...] = BURN_WINDOWS
     workers: int = 8
+    min_requests: int = 50
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`."""
@@ -97,7 +102,13 @@ class PrometheusCollector:
         by_tier: dict[str, dict[str, Measurement]] = {t.name: {} for t in plan.tiers}
         for tier_name, key, value in results:
             by_tier[tier_name][key] = value
-        tiers = {name: self._observation(name, values, now, window) for name, values in by_tier.items()}
+        seconds = parse_duration(window)
+        tiers = {
+            name: self._observation(
+                name, values, now, window, _requests_seen(fleet_inputs.prompt_buckets[name], seconds)
+            )
+            for name, values in by_tier.items()
+        }
         return {**tiers, FLEET: fleet_observation(tiers, fleet_inputs, now, window)}
 
     def _fleet_inputs(self, plan: Plan, now: float, window: str, pool: ThreadPoolExecutor) -> FleetInputs:
@@ -117,8 +128,8 @@ class PrometheusCollector:
                                                  [now] * len(sels), [step] * len(sels)), strict=True))
             for kind, step in (("rate_5m", 300.0), ("rate_1m", 60.0))
         }  # fmt: skip
-        return FleetInputs(buckets["prompt"], buckets["output"], rates["rate_5m"], rates["rate_1m"],
-                           self.long_window, {k: " | ".join(v.values()) for k, v in exprs.items()})  # fmt: skip
+        return FleetInputs(buckets["prompt"], buckets["output"], rates["rate_5m"], rates["rate_1m"], self.long_window,
+                           {k: " | ".join(v.values()) for k, v in exprs.items()}, self.min_requests)  # fmt: skip
 
     def _bucket_samples(self, expr: str, now: float) -> list[tuple[dict[str, str], float]]:
         return [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples]
@@ -156,9 +167,13 @@ class PrometheusCollector:
             jobs.append(_Job(f"bad:errors:{w}", q.ERROR_RATIO.for_tier(sel, window=w), w))
         return jobs
 
-    def _observation(self, tier: str, values: dict[str, Measurement], now: float, window: str) -> TierObservation:
+    def _observation(
+        self, tier: str, values: dict[str, Measurement], now: float, window: str, requests: float | None
+    ) -> TierObservation:
         age, up = values.pop("data_age"), values["replicas_up"]
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
+        for key in _PER_REQUEST:
+            gated[key] = self._enough(gated[key], requests, window)
         if not gated["replicas_ready"].known and gated["replicas_up"].known:
             ready = gated["replicas_up"]
             gated["replicas_ready"] = replace(ready, reason="kube-state-metrics absent: counting replicas up")
@@ -166,6 +181,16 @@ class PrometheusCollector:
         fields = {k: v for k, v in gated.items() if not k.startswith("bad:")}
         base = TierObservation(tier=tier, evaluated_at=now, window=window, bad_fraction=bad)
         return replace(base, **cast(dict[str, Any], fields))
+
+    def _enough(self, value: Measurement, requests: float | None, window: str) -> Measurement:
+        """A per-request statistic from a handful of requests is noise: unknown below `min_requests`,
+        and otherwise it carries the number of requests it was computed from."""
+        if not value.known or requests is None:
+            return value
+        if requests < self.min_requests:
+            reason = f"too few requests: {requests:.0f} finished in {window} (need {self.min_requests})"
+            return Measurement.unknown(reason, value.query, value.window)
+        return replace(value, samples=round(requests))
 
     def _gate(self, key: str, value: Measurement, age: Measurement, up: Measurement) -> Measurement:
         if key in _NEEDS_A_REPLICA_UP or key.startswith("bad:"):
@@ -190,6 +215,12 @@ class _Job:
         if share.fraction is None:
             return Measurement.unknown(share.reason or "no observations in the window", self.expr, self.window)
         return Measurement(share.fraction, self.expr, self.window, samples=len(result.samples))
+
+
+def _requests_seen(bucket_samples: Sequence[tuple[Mapping[str, str], float]], window_seconds: float) -> float | None:
+    """Requests finished in the window: the +Inf bucket rate of the prompt-length histogram x the window."""
+    rates = [v for labels, v in bucket_samples if labels.get("le") == "+Inf" and v == v]
+    return sum(rates) * window_seconds if rates else None
 
 
 def _finite(value: float | None) -> float | None:

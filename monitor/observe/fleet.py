@@ -16,6 +16,7 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET
 from monitor.queries.histogram import Bucket, buckets_by_group, count_at
 from monitor.sizing.buckets import histogram_quantile
+from monitor.units import parse_duration
 
 __all__ = ["FleetInputs", "fleet_observation", "merged_quantile"]
 
@@ -32,6 +33,7 @@ class FleetInputs:
     rate_1m: Mapping[str, Sequence[float | None]]
     long_window: str
     queries: Mapping[str, str]
+    min_requests: int = 50
 
 
 def merged_quantile(q: float, groups: Sequence[list[Bucket]]) -> float | None:
@@ -69,10 +71,14 @@ def fleet_observation(
         peak_rate=_peak(inputs.rate_5m, inputs.long_window, inputs.queries.get("rate_5m", "")),
         burst_peak_rate=_peak(inputs.rate_1m, inputs.long_window, inputs.queries.get("rate_1m", "")),
         average_rate=_mean_of_sum(inputs.rate_5m, inputs.long_window, inputs.queries.get("rate_5m", "")),
-        prompt_p50=_quantile(0.5, inputs.prompt_buckets, window, inputs.queries.get("prompt", "")),
-        prompt_p95=_quantile(0.95, inputs.prompt_buckets, window, inputs.queries.get("prompt", "")),
-        output_p50=_quantile(0.5, inputs.output_buckets, window, inputs.queries.get("output", "")),
-        output_p95=_quantile(0.95, inputs.output_buckets, window, inputs.queries.get("output", "")),
+        prompt_p50=_quantile(0.5, inputs.prompt_buckets, window, inputs.queries.get("prompt", ""), inputs.min_requests),
+        prompt_p95=_quantile(
+            0.95, inputs.prompt_buckets, window, inputs.queries.get("prompt", ""), inputs.min_requests
+        ),
+        output_p50=_quantile(0.5, inputs.output_buckets, window, inputs.queries.get("output", ""), inputs.min_requests),
+        output_p95=_quantile(
+            0.95, inputs.output_buckets, window, inputs.queries.get("output", ""), inputs.min_requests
+        ),
         prefix_hit_rate=_weighted((t.prefix_hit_rate, t.prompt_tokens_rate) for t in tiers.values()),
         error_ratio=_weighted((t.error_ratio, t.request_rate) for t in tiers.values()),
         calls_per_request=_calls(tiers.values()),
@@ -115,12 +121,16 @@ def _mean_of_sum(series: Mapping[str, Sequence[float | None]], window: str, quer
     return Measurement(sum(sums) / len(sums), query, window, len(sums))
 
 
-def _quantile(q: float, samples: Mapping[str, Samples], window: str, query: str) -> Measurement:
+def _quantile(q: float, samples: Mapping[str, Samples], window: str, query: str, min_requests: int) -> Measurement:
     groups = [g for tier_samples in samples.values() for g in buckets_by_group(tier_samples).values()]
     value = merged_quantile(q, groups)
     if value is None:
         return Measurement.unknown("no observations in the window", query, window)
-    return Measurement(value, query, window, len(groups))
+    requests = sum(max(b.count for b in g) for g in groups) * parse_duration(window)
+    if requests < min_requests:
+        reason = f"too few requests: {requests:.0f} finished in {window} (need {min_requests})"
+        return Measurement.unknown(reason, query, window)
+    return Measurement(value, query, window, round(requests))
 
 
 def _weighted(pairs: Iterable[tuple[Measurement, Measurement]]) -> Measurement:

@@ -1,0 +1,73 @@
+"""GPU signals from dcgm-exporter, joined to tiers through the pod each GPU is allocated to.
+
+dcgm-exporter is a node daemon: its series carry the workload's `pod`/`namespace` (or `exported_pod`/
+`exported_namespace` when scraped with honor_labels false) but not the tier, so every query here maps GPUs
+to tiers through `fragments.pod_tier()`. Units as exported: GPU_UTIL is a percentage (0-100), PROF_* fields
+are ratios (0-1), FB_* are MiB, power is W. `DCGM_FI_DEV_XID_ERRORS` holds the *last* XID code, not a count,
+so "a GPU had an XID" is `changes(...) > 0`. dcgm-exporter samples every 30 s by default: use windows of a
+minute or more.
+"""
+
+from __future__ import annotations
+
+from monitor.queries.fragments import dcgm_join, zero_if_known
+from monitor.queries.query import Query
+
+__all__ = [
+    "DRAM_ACTIVE_MEAN",
+    "GPU_COUNT",
+    "GPU_MEMORY_USED_RATIO",
+    "GPU_POWER_MEAN",
+    "GPU_UTIL_MEAN",
+    "QUERIES",
+    "XID_BY_GPU",
+    "XID_GPUS",
+]
+
+
+def _avg(field: str) -> str:
+    return f"avg by ({{by}}) ({dcgm_join(f'avg_over_time({field}[{{window}}])')})"
+
+
+GPU_UTIL_MEAN = Query(
+    "DCGM_FI_DEV_GPU_UTIL", "mean", _avg("DCGM_FI_DEV_GPU_UTIL"), "percent",
+    "Mean GPU utilization of the tier's GPUs, 0-100 (coarse: share of time a kernel ran).",
+)  # fmt: skip
+DRAM_ACTIVE_MEAN = Query(
+    "DCGM_FI_PROF_DRAM_ACTIVE", "mean", _avg("DCGM_FI_PROF_DRAM_ACTIVE"), "ratio",
+    "Mean HBM bandwidth activity (0-1) of the tier's GPUs: decode is memory-bound, so this tracks decode load.",
+)  # fmt: skip
+GPU_POWER_MEAN = Query(
+    "DCGM_FI_DEV_POWER_USAGE", "mean", _avg("DCGM_FI_DEV_POWER_USAGE"), "watts",
+    "Mean power draw per GPU of the tier.",
+)  # fmt: skip
+_FB = (
+    "avg_over_time(DCGM_FI_DEV_FB_USED[{window}]) / (avg_over_time(DCGM_FI_DEV_FB_USED[{window}])"
+    " + avg_over_time(DCGM_FI_DEV_FB_FREE[{window}]))"
+)
+GPU_MEMORY_USED_RATIO = Query(
+    "DCGM_FI_DEV_FB_USED", "used_ratio_max", f"max by ({{by}}) ({dcgm_join(f'({_FB})')})", "ratio",
+    "Highest framebuffer share in use, FB_USED / (FB_USED + FB_FREE), of any GPU of the tier (FB_RESERVED, "
+    "exported since dcgm-exporter 4.3.1, is left out of the denominator so older exporters compare).",
+)  # fmt: skip
+_GPUS = dcgm_join("last_over_time(DCGM_FI_DEV_GPU_UTIL[{window}])")
+GPU_COUNT = Query(
+    "DCGM_FI_DEV_GPU_UTIL", "gpus", f"count by ({{by}}) ({_GPUS})", "GPUs",
+    "GPUs allocated to the tier's pods that reported in the window.",
+)  # fmt: skip
+XID_GPUS = Query(
+    "DCGM_FI_DEV_XID_ERRORS", "gpus_changed",
+    zero_if_known(f"count by ({{by}}) ({dcgm_join('changes(DCGM_FI_DEV_XID_ERRORS[{window}]) > 0')})", _GPUS),
+    "GPUs",
+    "GPUs of the tier whose last-XID value changed in the window (a new XID error); 0 where the tier has GPUs.",
+)  # fmt: skip
+XID_BY_GPU = Query(
+    "DCGM_FI_DEV_XID_ERRORS", "changes",
+    f"max by ({{by:hostname,gpu,pod}}) ({dcgm_join('changes(DCGM_FI_DEV_XID_ERRORS[{window}]) > 0')})",
+    "changes", "Evidence: which GPU (hostname, gpu index, pod) changed its XID in the window, and how often.",
+    group_by=("hostname", "gpu", "pod"), record=False,
+)  # fmt: skip
+
+QUERIES: tuple[Query, ...] = (
+    GPU_UTIL_MEAN, DRAM_ACTIVE_MEAN, GPU_POWER_MEAN, GPU_MEMORY_USED_RATIO, GPU_COUNT, XID_GPUS, XID_BY_GPU,
+)  # fmt: skip

@@ -1,0 +1,73 @@
+"""Latency SLO inputs: TTFT, time per output token, queue time, and bucket vectors for threshold checks.
+
+TPOT is the per-token histogram: `vllm:inter_token_latency_seconds` (vLLM >= 0.11) or, before it and until
+0.15, `vllm:time_per_output_token_seconds`; both are observed once per output token after the first and
+share bucket bounds, so one may stand in for the other. `vllm:request_time_per_output_token_seconds` is a
+per-*request* mean (one observation per request) and is deliberately not used as a fallback.
+
+Fraction of requests over a threshold (the SLO burn input): a threshold such as 1.2 s is rarely a bucket
+bound, so the `*_BUCKETS` queries return the per-`le` rates (`sum by (le, model_name)`) and
+`monitor.queries.histogram.fraction_over` interpolates inside the bucket, as histogram_quantile does.
+"""
+
+from __future__ import annotations
+
+from monitor.queries.fragments import histogram_quantile, rate_either
+from monitor.queries.query import Query
+
+__all__ = [
+    "ITL_BUCKETS",
+    "ITL_MEAN",
+    "ITL_P50",
+    "ITL_P95",
+    "ITL_P99",
+    "QUERIES",
+    "QUEUE_TIME_P95",
+    "TTFT_BUCKETS",
+    "TTFT_P50",
+    "TTFT_P95",
+    "TTFT_P99",
+]
+
+_TTFT = "rate(vllm:time_to_first_token_seconds_bucket{vsel}[{window}])"
+_ITL = rate_either("vllm:inter_token_latency_seconds_bucket", "vllm:time_per_output_token_seconds_bucket")
+_QUEUE = "rate(vllm:request_queue_time_seconds_bucket{vsel}[{window}])"
+_PER_MODEL = ("model_name",)
+
+
+def _quantile(metric: str, q: int, buckets: str, what: str) -> Query:
+    return Query(
+        metric, f"p{q}", histogram_quantile(q / 100, buckets), "seconds",
+        f"{q}th percentile {what} (linear interpolation inside the bucket).", group_by=_PER_MODEL,
+    )  # fmt: skip
+
+
+TTFT_P50 = _quantile("vllm_time_to_first_token_seconds", 50, _TTFT, "time to first token")
+TTFT_P95 = _quantile("vllm_time_to_first_token_seconds", 95, _TTFT, "time to first token")
+TTFT_P99 = _quantile("vllm_time_to_first_token_seconds", 99, _TTFT, "time to first token")
+ITL_P50 = _quantile("vllm_inter_token_latency_seconds", 50, _ITL, "time per output token (inter-token)")
+ITL_P95 = _quantile("vllm_inter_token_latency_seconds", 95, _ITL, "time per output token (inter-token)")
+ITL_P99 = _quantile("vllm_inter_token_latency_seconds", 99, _ITL, "time per output token (inter-token)")
+QUEUE_TIME_P95 = _quantile("vllm_request_queue_time_seconds", 95, _QUEUE, "time a request waited in the queue")
+
+ITL_MEAN = Query(
+    "vllm_inter_token_latency_seconds", "mean",
+    "sum by ({by}) (" + rate_either("vllm:inter_token_latency_seconds_sum", "vllm:time_per_output_token_seconds_sum")
+    + ") / sum by ({by}) ("
+    + rate_either("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count") + ")",
+    "seconds", "Mean time per output token over all tokens (exact: _sum / _count).",
+)  # fmt: skip
+TTFT_BUCKETS = Query(
+    "vllm_time_to_first_token_seconds_bucket", "rate", f"sum by ({{by:le,model_name}}) ({_TTFT})", "requests/s",
+    "Per-bucket TTFT observation rates (cumulative, by le); interpolate to get the share over a threshold.",
+    group_by=("le", "model_name"),
+)  # fmt: skip
+ITL_BUCKETS = Query(
+    "vllm_inter_token_latency_seconds_bucket", "rate", f"sum by ({{by:le,model_name}}) ({_ITL})", "tokens/s",
+    "Per-bucket inter-token latency observation rates (cumulative, by le); one observation per token.",
+    group_by=("le", "model_name"),
+)  # fmt: skip
+
+QUERIES: tuple[Query, ...] = (
+    TTFT_P50, TTFT_P95, TTFT_P99, ITL_P50, ITL_P95, ITL_P99, ITL_MEAN, QUEUE_TIME_P95, TTFT_BUCKETS, ITL_BUCKETS,
+)  # fmt: skip

@@ -1,0 +1,45 @@
+"""The only code in planwatch that talks to Prometheus (or VictoriaMetrics, Thanos Query, Mimir).
+
+Typed results in, typed errors out; a missing, NaN, stale or down value becomes an unknown measurement
+with a reason (`monitor.source.measure`), never 0.
+"""
+
+from monitor.source.client import MAX_POINTS_PER_REQUEST, HttpPrometheusSource
+from monitor.source.errors import PrometheusUnreachable, QueryError, SourceError
+from monitor.source.factory import collector_from_settings, source_from_settings
+from monitor.source.fake import FakePrometheusSource, UnrecordedQuery, record
+from monitor.source.health import Health, check
+from monitor.source.measure import describe_labels, gate_down, gate_stale, measurement, measurements_by
+from monitor.source.model import InstantResult, Point, RangeResult, Sample, Series, parse_instant, parse_range
+from monitor.source.protocol import PrometheusSource
+from monitor.source.settings import SourceSettings, TLSOptions
+
+__all__ = [
+    "MAX_POINTS_PER_REQUEST",
+    "FakePrometheusSource",
+    "Health",
+    "HttpPrometheusSource",
+    "InstantResult",
+    "Point",
+    "PrometheusSource",
+    "PrometheusUnreachable",
+    "QueryError",
+    "RangeResult",
+    "Sample",
+    "Series",
+    "SourceError",
+    "SourceSettings",
+    "TLSOptions",
+    "UnrecordedQuery",
+    "check",
+    "collector_from_settings",
+    "describe_labels",
+    "gate_down",
+    "gate_stale",
+    "measurement",
+    "measurements_by",
+    "parse_instant",
+    "parse_range",
+    "record",
+    "source_from_settings",
+]

@@ -1,0 +1,1 @@
+"""Test helpers: real Prometheus processes, backfill histories, loopback servers."""
