@@ -45,9 +45,10 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "ttft_p50": (q.TTFT_P50, "window"),
     "ttft_p95": (q.TTFT_P95, "window"),
     "ttft_p99": (q.TTFT_P99, "window"),
-    "tpot_p50": (q.ITL_P50, "window"),
-    "tpot_p95": (q.ITL_P95, "window"),
-    "tpot_p99": (q.ITL_P99, "window"),
+    "tpot_p50": (q.TPOT_P50, "window"),
+    "tpot_p95": (q.TPOT_P95, "window"),
+    "tpot_p99": (q.TPOT_P99, "window"),
+    "itl_p95": (q.ITL_P95, "window"),
     "queue_time_p95": (q.QUEUE_TIME_P95, "window"),
     "kv_occupancy_mean": (q.KV_USAGE_MEAN, "window"),
     "kv_occupancy_max": (q.KV_USAGE_MAX, "window"),
@@ -73,7 +74,8 @@ _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_
                        "error_ratio", "preemption_rate", "running", "waiting", "prompt_tokens_rate"}  # fmt: skip
 # Statistics over finished requests in the window: judged only with enough requests behind them.
 _PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p50", "ttft_p95", "ttft_p99",
-                "tpot_p50", "tpot_p95", "tpot_p99", "queue_time_p95", "error_ratio", "prefix_hit_rate")  # fmt: skip
+                "tpot_p50", "tpot_p95", "tpot_p99", "itl_p95", "queue_time_p95", "error_ratio",
+                "prefix_hit_rate")  # fmt: skip
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
 _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
 
@@ -163,7 +165,7 @@ class PrometheusCollector:
         jobs.append(_Job("data_age", q.DATA_AGE.for_tier(sel), "now"))
         for w in self.burn_windows:
             jobs.append(_Job(f"bad:ttft:{w}", q.TTFT_BUCKETS.for_tier(sel, window=w), w, ttft_slo))
-            jobs.append(_Job(f"bad:tpot:{w}", q.ITL_BUCKETS.for_tier(sel, window=w), w, tpot_slo))
+            jobs.append(_Job(f"bad:tpot:{w}", q.TPOT_BUCKETS.for_tier(sel, window=w), w, tpot_slo))
             jobs.append(_Job(f"bad:errors:{w}", q.ERROR_RATIO.for_tier(sel, window=w), w))
         return jobs
 

@@ -71,6 +71,7 @@ class TierObservation:
     tpot_p50: Measurement = _UNSEEN
     tpot_p95: Measurement = _UNSEEN
     tpot_p99: Measurement = _UNSEEN
+    itl_p95: Measurement = _UNSEEN  # per token: chunked-prefill stalls show here before they move TPOT
     ttft_over_slo: Measurement = _UNSEEN  # fraction of requests whose TTFT exceeded the SLO threshold
     tpot_over_slo: Measurement = _UNSEEN
     queue_time_p95: Measurement = _UNSEEN

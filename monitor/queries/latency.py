@@ -23,6 +23,10 @@ __all__ = [
     "ITL_P99",
     "QUERIES",
     "QUEUE_TIME_P95",
+    "TPOT_BUCKETS",
+    "TPOT_P50",
+    "TPOT_P95",
+    "TPOT_P99",
     "TTFT_BUCKETS",
     "TTFT_P50",
     "TTFT_P95",
@@ -32,6 +36,10 @@ __all__ = [
 _TTFT = "rate(vllm:time_to_first_token_seconds_bucket{vsel}[{window}])"
 _ITL = rate_either("vllm:inter_token_latency_seconds_bucket", "vllm:time_per_output_token_seconds_bucket")
 _QUEUE = "rate(vllm:request_queue_time_seconds_bucket{vsel}[{window}])"
+# TPOT as SLOs mean it: one value per request, (e2e - TTFT) / (output tokens - 1). vLLM records it since
+# #24015 (2025-09); on older engines the per-token ITL stands in, series by series, and its tail is heavier
+# (a step that carries a prefill chunk delays every token in it), so the fallback errs on the safe side.
+_TPOT = "rate(vllm:request_time_per_output_token_seconds_bucket{vsel}[{window}]) or " + _ITL
 _PER_MODEL = ("model_name",)
 
 
@@ -50,6 +58,16 @@ ITL_P95 = _quantile("vllm_inter_token_latency_seconds", 95, _ITL, "time per outp
 ITL_P99 = _quantile("vllm_inter_token_latency_seconds", 99, _ITL, "time per output token (inter-token)")
 QUEUE_TIME_P95 = _quantile("vllm_request_queue_time_seconds", 95, _QUEUE, "time a request waited in the queue")
 
+TPOT_P50 = _quantile("vllm_request_time_per_output_token_seconds", 50, _TPOT, "time per output token per request")
+TPOT_P95 = _quantile("vllm_request_time_per_output_token_seconds", 95, _TPOT, "time per output token per request")
+TPOT_P99 = _quantile("vllm_request_time_per_output_token_seconds", 99, _TPOT, "time per output token per request")
+TPOT_BUCKETS = Query(
+    "vllm_request_time_per_output_token_seconds_bucket", "rate", f"sum by ({{by:le,model_name}}) ({_TPOT})",
+    "requests/s",
+    "Per-bucket rates of per-request TPOT (ITL per token where the engine predates it); interpolate for the "
+    "share of requests over the TPOT SLO.",
+    group_by=("le", "model_name"),
+)  # fmt: skip
 ITL_MEAN = Query(
     "vllm_inter_token_latency_seconds", "mean",
     "sum by ({by}) (" + rate_either("vllm:inter_token_latency_seconds_sum", "vllm:time_per_output_token_seconds_sum")
@@ -70,4 +88,5 @@ ITL_BUCKETS = Query(
 
 QUERIES: tuple[Query, ...] = (
     TTFT_P50, TTFT_P95, TTFT_P99, ITL_P50, ITL_P95, ITL_P99, ITL_MEAN, QUEUE_TIME_P95, TTFT_BUCKETS, ITL_BUCKETS,
+    TPOT_P50, TPOT_P95, TPOT_P99, TPOT_BUCKETS,
 )  # fmt: skip

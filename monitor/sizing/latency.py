@@ -38,10 +38,13 @@ def wait_p95_seconds(servers: int, arrival_rps: float, service_seconds: float) -
     load = arrival_rps * service_seconds
     if servers <= 0 or load >= servers:
         return math.inf
+    spare_rate = servers / service_seconds - arrival_rps  # completions/s the queue drains at
+    if spare_rate <= 0:
+        return math.inf
     c = erlang_c(servers, load)
     if c <= 0.05:
         return 0.0
-    return math.log(c / 0.05) / (servers / service_seconds - arrival_rps)
+    return math.log(c / 0.05) / spare_rate
 
 
 def prefill_seconds(replica: ReplicaModel, uncached_tokens: float, cached_tokens: float, batch: float) -> float:

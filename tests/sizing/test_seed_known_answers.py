@@ -166,6 +166,7 @@ def test_erlang_c(servers: int, load: float, expected: float) -> None:
 
 def test_wait_p95_is_unbounded_past_saturation_and_zero_when_idle() -> None:
     assert wait_p95_seconds(4, arrival_rps=10.0, service_seconds=1.0) == float("inf")
+    assert wait_p95_seconds(3, arrival_rps=3 / 0.7, service_seconds=0.7) == float("inf")  # exactly saturated
     assert wait_p95_seconds(100, arrival_rps=1.0, service_seconds=1.0) == 0.0
     assert wait_p95_seconds(1, arrival_rps=0.9, service_seconds=1.0) == pytest.approx(10 * 2.8904, rel=1e-3)
 

@@ -1,0 +1,312 @@
+"""The HTTP API: thin routes over the cached snapshot (reads never wait on Prometheus) and the state store.
+
+Reads return the bodies the jobs rendered; `?tier=` and trigger filters render a small body on the fly.
+Writes (`POST /v1/evals`, acknowledgements) need the bearer token; reads need it when `protect_reads` is
+set. /healthz, /readyz and /metrics are always open: probes and scrapers carry no token.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from starlette.concurrency import run_in_threadpool
+
+from monitor.plan.model import FLEET
+from monitor.service import schemas, views
+from monitor.service.jobs import with_fresh_acknowledgements
+from monitor.service.results import Results, Snapshot
+from monitor.service.settings import Settings
+from monitor.service.state import NoOpenEpisode, StateStore
+from monitor.triggers import CATALOG, EvalResult
+
+__all__ = ["ApiContext", "create_app"]
+
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    settings: Settings
+    results: Results
+    store: StateStore
+    registry: CollectorRegistry
+    clock: Callable[[], float]
+
+
+class TriggerFilter(StrEnum):
+    OPEN = "open"
+    ACTIVE = "active"
+    PENDING = "pending"
+    ALL = "all"
+
+
+_bearer = HTTPBearer(auto_error=False, description="The api_token of the configuration (or PLANWATCH_API_TOKEN).")
+
+
+async def _context(request: Request) -> ApiContext:
+    ctx: ApiContext = request.app.state.planwatch
+    return ctx
+
+
+Ctx = Annotated[ApiContext, Depends(_context)]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _unauthorized(detail: str, error: str = "") -> HTTPException:
+    challenge = f'Bearer realm="planwatch", error="{error}"' if error else 'Bearer realm="planwatch"'
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": challenge})
+
+
+async def require_token(ctx: Ctx, credentials: Credentials) -> None:
+    """The configured token, compared in constant time. No token configured: writes are refused."""
+    expected = ctx.settings.api_token
+    if expected is None:
+        raise _unauthorized("writes are disabled: the service has no api_token configured")
+    if credentials is None:
+        raise _unauthorized("this route needs 'Authorization: Bearer <api_token>'")
+    if not hmac.compare_digest(credentials.credentials.encode(), expected.get_secret_value().encode()):
+        raise _unauthorized("the bearer token is not the configured api_token", "invalid_token")
+
+
+async def read_access(ctx: Ctx, credentials: Credentials) -> None:
+    if ctx.settings.protect_reads:
+        await require_token(ctx, credentials)
+
+
+TierParam = Annotated[str | None, Query(description="Only this tier.", examples=["standard"])]
+_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    401: {"model": schemas.Problem, "description": "Missing or wrong bearer token."},
+    404: {"model": schemas.Problem, "description": "No such tier or trigger."},
+    503: {"model": schemas.Problem, "description": "No evaluation yet (the first runs at startup)."},
+}
+
+
+def _bytes(body: bytes, code: int = 200) -> Response:
+    return Response(body, status_code=code, media_type=JSON)
+
+
+def _evaluated(ctx: ApiContext) -> Snapshot:
+    s = ctx.results.current()
+    if s.evaluation is None:
+        retry = str(int(ctx.settings.evaluation_interval))
+        raise HTTPException(503, "no evaluation yet: the first runs at startup", headers={"Retry-After": retry})
+    return s
+
+
+def _check_tier(s: Snapshot, tier: str | None) -> None:
+    """A plan tier, or `fleet` (all tiers together: observations, drift and triggers have that view)."""
+    names = [t.name for t in s.plan.tiers] + [FLEET]
+    if tier is not None and tier not in names:
+        raise HTTPException(404, f"no tier named {tier!r}; tiers: {', '.join(names)}")
+
+
+def _view(ctx: ApiContext, key: str, tier: str | None, render: Callable[[Snapshot, str], dict[str, Any]]) -> Response:
+    """The cached body, or one tier's rendered on the fly."""
+    s = _evaluated(ctx) if key != "forecast" else ctx.results.current()
+    if tier is None:
+        return _bytes(s.bodies[key])
+    _check_tier(s, tier)
+    return _bytes(views.encode(render(s, tier)))
+
+
+def _read_routes() -> APIRouter:
+    r = APIRouter(prefix="/v1", dependencies=[Depends(read_access)], tags=["results"], responses=_PROBLEMS)
+
+    @r.get("/plan", summary="The capacity plan being held (validated, quantities in seconds and bytes)")
+    async def plan(ctx: Ctx) -> Response:
+        return _bytes(ctx.results.current().bodies["plan"])
+
+    @r.get("/sizing", summary="The plan's sizing per tier with formulas (as `planwatch size --format json`)")
+    async def sizing(ctx: Ctx) -> Response:
+        return _bytes(ctx.results.current().bodies["sizing"])
+
+    @r.get("/evaluation", summary="The latest evaluation whole", responses={200: {"model": schemas.EvaluationResponse}})
+    async def evaluation(ctx: Ctx) -> Response:
+        return _bytes(_evaluated(ctx).bodies["evaluation"])
+
+    @r.get(
+        "/observations",
+        summary="What production did per tier",
+        responses={200: {"model": schemas.ObservationsResponse}},
+    )
+    async def observations(ctx: Ctx, tier: TierParam = None) -> Response:
+        return _view(ctx, "observations", tier, views.observations_body)
+
+    @r.get(
+        "/drift", summary="Each plan assumption against production", responses={200: {"model": schemas.DriftResponse}}
+    )
+    async def drift(ctx: Ctx, tier: TierParam = None) -> Response:
+        return _view(ctx, "drift", tier, views.drift_body)
+
+    @r.get(
+        "/recommendations",
+        summary="Replicas per tier now, with the reason, costs and schedule",
+        responses={200: {"model": schemas.RecommendationsResponse}},
+    )
+    async def recommendations(ctx: Ctx, tier: TierParam = None) -> Response:
+        return _view(ctx, "recommendations", tier, views.recommendations_body)
+
+    @r.get(
+        "/schedule",
+        summary="Upcoming scale-ups, in the order they must start",
+        responses={200: {"model": schemas.ScheduleResponse}},
+    )
+    async def schedule(ctx: Ctx, tier: TierParam = None) -> Response:
+        return _view(ctx, "schedule", tier, views.schedule_body)
+
+    @r.get(
+        "/forecast",
+        summary="Demand forecast per tier (mean, 80% band, next peak)",
+        responses={200: {"model": schemas.ForecastResponse}},
+    )
+    async def forecast(ctx: Ctx, tier: TierParam = None) -> Response:
+        return _view(ctx, "forecast", tier, views.forecast_body)
+
+    @r.get("/evals", summary="Every posted eval result", response_model=schemas.EvalsResponse)
+    def evals(ctx: Ctx) -> dict[str, Any]:
+        return {"evals": [e.model_dump() for e in ctx.store.evals(latest_only=False)]}
+
+    return r
+
+
+def _trigger_routes() -> APIRouter:
+    r = APIRouter(prefix="/v1", tags=["triggers"], responses=_PROBLEMS)
+
+    @r.get(
+        "/triggers",
+        summary="Revisit-the-design triggers: open ones (default), active, pending, or all episodes",
+        dependencies=[Depends(read_access)],
+        responses={200: {"model": schemas.TriggersResponse}},
+    )
+    async def triggers(
+        ctx: Ctx,
+        state: Annotated[TriggerFilter, Query(description="open = pending and active; all = history too")] = (
+            TriggerFilter.OPEN
+        ),
+        tier: TierParam = None,
+        limit: Annotated[int, Query(ge=1, le=10_000, description="Episodes for state=all, newest first.")] = 100,
+    ) -> Response:
+        s = _evaluated(ctx)
+        _check_tier(s, tier)
+        if state is TriggerFilter.ALL:  # the only read that touches the state file: off the event loop
+            return _bytes(await run_in_threadpool(_history, ctx, s, limit, tier))
+        if state is TriggerFilter.OPEN and tier is None:
+            return _bytes(s.bodies["triggers"])
+        return _bytes(views.encode(views.triggers_body(s, state.value, tier)))
+
+    @r.post(
+        "/triggers/{trigger_id}/ack",
+        summary="Acknowledge a trigger that holds on a tier: records who knows; hides nothing",
+        status_code=201,
+        dependencies=[Depends(require_token)],
+        response_model=schemas.AckResponse,
+        responses={409: {"model": schemas.Problem, "description": "The trigger does not hold on that tier now."}},
+    )
+    def acknowledge(
+        ctx: Ctx, body: schemas.AckRequest, trigger_id: Annotated[str, Path(examples=["prompt-p95-above-plan"])]
+    ) -> schemas.AckResponse:
+        if trigger_id not in {d.id for d in CATALOG}:
+            raise HTTPException(404, f"no trigger {trigger_id!r}; known: {', '.join(d.id for d in CATALOG)}")
+        plan = ctx.results.current().plan
+        if body.tier not in {t.name for t in plan.tiers} | {FLEET}:
+            raise _field_error("tier", f"no tier named {body.tier!r} in plan {plan.name} (nor {FLEET!r})")
+        try:
+            ack = ctx.store.acknowledge(trigger_id, body.tier, body.by, body.comment, ctx.clock())
+        except NoOpenEpisode as exc:
+            raise HTTPException(409, str(exc)) from None
+        ctx.results.update(with_fresh_acknowledgements(ctx.store))
+        return schemas.AckResponse(trigger=trigger_id, tier=body.tier, by=ack.by, comment=ack.comment, at=ack.at,
+                                   episode_id=ack.episode_id)  # fmt: skip
+
+    @r.post(
+        "/evals",
+        summary="Post a quality eval result; the next evaluation judges the quality triggers on it",
+        status_code=201,
+        dependencies=[Depends(require_token)],
+        response_model=schemas.EvalResponse,
+        tags=["evals"],
+    )
+    def post_eval(ctx: Ctx, result: EvalResult) -> schemas.EvalResponse:
+        plan = ctx.results.current().plan
+        if result.model not in plan.models:
+            raise _field_error(
+                "model", f"{result.model!r} is not a model of the plan; models: {', '.join(plan.models)}"
+            )
+        if not result.submitted_at:
+            result = result.model_copy(update={"submitted_at": ctx.clock()})
+        id_ = ctx.store.add_eval(result)
+        return schemas.EvalResponse(
+            id=id_, eval=result.model_dump(), regression=result.regression, failed=result.failed
+        )
+
+    return r
+
+
+def _history(ctx: ApiContext, s: Snapshot, limit: int, tier: str | None) -> bytes:
+    episodes = ctx.store.history(limit, tier)
+    acks = ctx.store.acknowledgements(e.id for e in episodes)
+    return views.encode(views.history_body(s, episodes, acks))
+
+
+def _field_error(field: str, message: str) -> RequestValidationError:
+    """A body field that validates alone but not against the plan: the same 422 as a schema error."""
+    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": "value_error"}])
+
+
+def _ops_routes() -> APIRouter:
+    r = APIRouter(tags=["operations"])
+
+    @r.get("/healthz", summary="The process is alive")
+    async def healthz() -> dict[str, str]:
+        return {"status": "alive"}
+
+    @r.get(
+        "/readyz",
+        summary="Ready after the first evaluation with data; 503 with the reasons while degraded",
+        response_model=schemas.ReadinessResponse,
+        responses={503: {"model": schemas.ReadinessResponse, "description": "Starting or degraded, with reasons."}},
+    )
+    async def readyz(ctx: Ctx) -> JSONResponse:
+        ready, body = views.readiness(ctx.results.current(), ctx.clock(), ctx.settings.data_age_limit_seconds)
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    @r.get("/metrics", summary="Prometheus exposition of the latest results and the plan's assumptions")
+    async def metrics(ctx: Ctx) -> Response:
+        return Response(generate_latest(ctx.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return r
+
+
+async def _validation_problem(request: Request, exc: Exception) -> JSONResponse:
+    """422 whose `message` names each field in words: 'body.tier: Field required'."""
+    assert isinstance(exc, RequestValidationError)
+    errors = jsonable_encoder(exc.errors())
+    message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
+    return JSONResponse({"detail": errors, "message": message}, status_code=422)
+
+
+def create_app(
+    ctx: ApiContext, lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None
+) -> FastAPI:
+    app = FastAPI(
+        title="planwatch advisor",
+        summary="Holds an LLM serving fleet against its capacity plan: drift, triggers, forecasts, scale advice.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.planwatch = ctx
+    app.add_exception_handler(RequestValidationError, _validation_problem)
+    for router in (_read_routes(), _trigger_routes(), _ops_routes()):
+        app.include_router(router)
+    return app

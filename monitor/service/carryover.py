@@ -1,0 +1,64 @@
+"""Which triggers resolve: only those the data says stopped. A trigger whose inputs are unknown now (Prometheus
+away, a series missing) is carried over unchanged, because missing data is not evidence that it stopped.
+
+The pure evaluator only returns triggers whose condition holds; a previous trigger missing from its result
+either stopped (the inputs it was judged on are known now and no longer meet the condition) or could not be
+judged (they are unknown). Its evidence names the inputs: a drift assumption (`prompt_p95`), a measurement
+(`kv_occupancy_max`) or a burn over a window (`burn_1h`); a tier with no known measurement at all cannot
+judge any trigger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from monitor.drift import Status
+from monitor.evaluation import Evaluation, TierEvaluation
+from monitor.triggers import TriggerRecord
+
+__all__ = ["Reconciled", "reconcile"]
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    current: tuple[TriggerRecord, ...]  # hold now, by the data
+    carried: tuple[TriggerRecord, ...]  # held before, unknown now: unchanged
+    resolved: tuple[tuple[str, str], ...]  # held before, stopped by the data (or their tier left the plan)
+
+    @property
+    def holding(self) -> tuple[TriggerRecord, ...]:
+        return (*self.current, *self.carried)
+
+
+def reconcile(previous: Mapping[tuple[str, str], TriggerRecord], evaluation: Evaluation) -> Reconciled:
+    current = {r.key: r for r in evaluation.triggers}
+    tiers = {t.tier: t for t in evaluation.sections}  # the tiers and the fleet view
+    carried, resolved = [], []
+    for key, prior in previous.items():
+        if key in current:
+            continue
+        tier = tiers.get(prior.tier)
+        if tier is not None and _unjudgeable(prior, tier):
+            carried.append(prior)
+        else:
+            resolved.append(key)
+    return Reconciled(tuple(current.values()), tuple(carried), tuple(resolved))
+
+
+def _unjudgeable(record: TriggerRecord, tier: TierEvaluation) -> bool:
+    """True when what the trigger was judged on is unknown now."""
+    measurements = tier.observation.measurements()
+    if not any(m.known for m in measurements.values()):
+        return True
+    drift = {row.assumption: row for row in tier.drift}
+    for name in record.evidence.observed:
+        if name in drift and drift[name].status is Status.UNKNOWN:
+            return True
+        if name in measurements and not measurements[name].known:
+            return True
+        if name.startswith("burn_"):
+            window = name.removeprefix("burn_")
+            if any(not m.known for k, m in tier.observation.bad_fraction.items() if k.endswith(f":{window}")):
+                return True
+    return False

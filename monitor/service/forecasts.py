@@ -1,0 +1,73 @@
+"""From a tier's demand history to the outlook advice reads: the forecast's mean and its 80% upper bound.
+
+This is the only place that speaks the forecasting package's types, so a change there is a change here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from forecasting import ForecastInputError, ForecastResult, ForecastSettings, Series, forecast
+from monitor.advice import DemandOutlook
+from monitor.observe.collector import DemandHistory
+
+__all__ = ["TierForecast", "forecast_tier"]
+
+
+@dataclass(frozen=True)
+class TierForecast:
+    """One tier's refit: the outlook (mean, upper = 80% bound), the lower bound, the next peak, the model."""
+
+    tier: str
+    fitted_at: float
+    model: str
+    reason: str
+    step_seconds: float
+    outlook: DemandOutlook
+    lower: tuple[float, ...]
+    next_peak_at: float | None
+    next_peak_rps: float | None
+    next_peak_upper_rps: float | None
+    history_points: int
+    backtest_mase: float | None = None
+
+
+def forecast_tier(history: DemandHistory, now: float, horizon_seconds: float) -> TierForecast:
+    """Forecast a tier's demand from its history (gaps are the forecaster's to fill, never zeros).
+
+    Advice plans on the 80% upper bound: a ramp that comes early is the one that breaks the SLO.
+    """
+    known = [(t, v) for t, v in zip(history.timestamps, history.values, strict=True) if v is not None]
+    if len(known) < 2:
+        raise ForecastInputError(f"{len(known)} point(s) of demand history", source=f"tier {history.tier}")
+    times, values = zip(*known, strict=True)
+    series = Series(np.array(times, dtype=float), np.array(values, dtype=float), name=history.tier)
+    result = forecast(series, ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds))
+    return _tier_forecast(history.tier, now, result, len(known))
+
+
+def _tier_forecast(tier: str, now: float, result: ForecastResult, points: int) -> TierForecast:
+    rows = result.points(80)
+    outlook = DemandOutlook(
+        timestamps=tuple(p.timestamp_s for p in rows),
+        mean=tuple(p.mean for p in rows),
+        upper=tuple(p.upper for p in rows),
+        model=result.model,
+    )
+    backtest = result.backtest
+    return TierForecast(
+        tier=tier,
+        fitted_at=now,
+        model=result.model,
+        reason=result.reason,
+        step_seconds=result.step_seconds,
+        outlook=outlook,
+        lower=tuple(p.lower for p in rows),
+        next_peak_at=result.next_peak.timestamp_s,
+        next_peak_rps=result.next_peak.value,
+        next_peak_upper_rps=result.next_peak.upper,
+        history_points=points,
+        backtest_mase=backtest.score(backtest.picked).mase if backtest else None,
+    )

@@ -1,0 +1,224 @@
+"""The scheduled jobs: collect (I/O) -> compute (pure) -> store and publish.
+
+Each job reads the clock it is given, never raises into the scheduler (a failure is recorded in the
+snapshot and shows on /readyz and /metrics) and leaves the previous results in place when it cannot do
+better. An unreachable Prometheus is not a failure of the evaluation: it runs on all-unknown observations,
+so advice holds the fleet (stale) and triggers are carried over, not resolved.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+
+from monitor.advice import AdviceSettings
+from monitor.evaluation import Evaluation, evaluate
+from monitor.observe.collector import Collector
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan.model import FLEET, Plan
+from monitor.service.carryover import Reconciled, reconcile
+from monitor.service.forecasts import TierForecast, forecast_tier
+from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, SourceStatus
+from monitor.service.settings import Settings
+from monitor.service.state import StateStore
+from monitor.sizing.plan_sizing import PlanSizing
+from monitor.source import PrometheusUnreachable
+
+__all__ = [
+    "Collected",
+    "JobContext",
+    "attach_episodes",
+    "run_evaluation",
+    "run_forecast_refit",
+    "unknown_observation",
+    "unreachable_errors",
+    "with_fresh_acknowledgements",
+]
+
+log = logging.getLogger("planwatch.service")
+
+
+def unreachable_errors() -> tuple[type[BaseException], ...]:
+    """What a collector raises when Prometheus cannot be reached: the adapter's typed error, and the
+    connection failures of any other collector (a test's, a demo's)."""
+    return (PrometheusUnreachable, ConnectionError, TimeoutError)
+
+
+def _reason(exc: BaseException) -> str:
+    return exc.reason if isinstance(exc, PrometheusUnreachable) else str(exc) or type(exc).__name__
+
+
+@dataclass(frozen=True)
+class JobContext:
+    plan: Plan
+    sizing: PlanSizing
+    settings: Settings
+    collector: Collector
+    store: StateStore
+    results: Results
+    clock: Callable[[], float]
+    timer: Callable[[], float]
+
+    @property
+    def advice(self) -> AdviceSettings:
+        return self.settings.advice.to_advice_settings()
+
+
+@dataclass(frozen=True)
+class Collected:
+    observations: dict[str, TierObservation]
+    outcome: Outcome
+    source: SourceStatus
+    error: str = ""
+
+
+def unknown_observation(tier: str, now: float, window: str, reason: str) -> TierObservation:
+    """Every measurement unknown, with the reason: what advice and triggers see when nothing was observed."""
+    unknown = Measurement.unknown(reason, window=window)
+    values = {f.name: unknown for f in fields(TierObservation) if f.type in ("Measurement", Measurement)}
+    return TierObservation(tier=tier, evaluated_at=now, window=window, **values)  # type: ignore[arg-type]
+
+
+def collect(ctx: JobContext, now: float) -> Collected:
+    window = ctx.settings.observation_window
+    try:
+        observed = ctx.collector.collect(ctx.plan, now, window)
+    except unreachable_errors() as exc:
+        why = f"Prometheus unreachable: {_reason(exc)}"
+        source = SourceStatus(ctx.settings.prometheus.url, False, _reason(exc), now)
+        return Collected(_complete(ctx.plan, {}, now, window, why), Outcome.UNREACHABLE, source, why)
+    except Exception as exc:
+        log.exception("collecting observations failed")
+        why = f"collector failed: {type(exc).__name__}: {exc}"
+        return Collected(_complete(ctx.plan, {}, now, window, why), Outcome.ERROR, _health(ctx, now), why)
+    return Collected(_complete(ctx.plan, observed, now, window, "no observation"), Outcome.OK, _health(ctx, now))
+
+
+def _complete(
+    plan: Plan, observed: dict[str, TierObservation], now: float, window: str, reason: str
+) -> dict[str, TierObservation]:
+    """One observation per tier of the plan and for the fleet view: what the collector did not return is
+    unknown, not absent (so triggers on it are carried over, not resolved)."""
+    names = [t.name for t in plan.tiers] + ([FLEET] if FLEET in observed or not observed else [])
+    return {n: observed.get(n) or unknown_observation(n, now, window, reason) for n in names}
+
+
+def _health(ctx: JobContext, now: float) -> SourceStatus:
+    try:
+        h = ctx.collector.health(now)
+    except unreachable_errors() as exc:
+        return SourceStatus(ctx.settings.prometheus.url, False, _reason(exc), now)
+    except Exception as exc:
+        log.exception("checking Prometheus health failed")
+        return SourceStatus(ctx.settings.prometheus.url, None, f"health check failed: {exc}", now)
+    return SourceStatus(h.url or ctx.settings.prometheus.url, h.reachable, h.reason, now, h.newest_sample_age_seconds)
+
+
+def run_evaluation(ctx: JobContext) -> Snapshot:
+    """One evaluation: collect, evaluate (pure), commit the episodes and advice state, publish."""
+    now, started = ctx.clock(), ctx.timer()
+    try:
+        collected = collect(ctx, now)
+        evaluation, reconciled = _evaluate(ctx, collected, now)
+        advice = {t.tier: t.recommendation.state for t in evaluation.tiers if t.recommendation}
+        ctx.store.commit_evaluation(reconciled.current, reconciled.resolved, advice, now)
+        triggers = attach_episodes(ctx.store, reconciled)
+    except Exception as exc:
+        log.exception("evaluation failed")
+        return _publish_failure(ctx, now, ctx.timer() - started, f"{type(exc).__name__}: {exc}")
+    duration = ctx.timer() - started
+    fresh_acks = with_fresh_acknowledgements(ctx.store)  # one posted while this ran is not lost
+    return ctx.results.update(lambda s: fresh_acks(_published(s, collected, evaluation, triggers, now, duration)))
+
+
+def _evaluate(ctx: JobContext, collected: Collected, now: float) -> tuple[Evaluation, Reconciled]:
+    previous = {e.record.key: e.record for e in ctx.store.open_episodes()}
+    outlooks = ctx.results.current().outlooks()
+    evaluation = evaluate(
+        ctx.plan, ctx.sizing, collected.observations, outlooks, ctx.store.evals(), previous,
+        ctx.store.advice_states(), now, settings=ctx.advice,
+    )  # fmt: skip
+    reconciled = reconcile(previous, evaluation)
+    return replace(evaluation, triggers=reconciled.holding), reconciled
+
+
+def attach_episodes(store: StateStore, reconciled: Reconciled) -> tuple[OpenTrigger, ...]:
+    """The holding triggers with the id of their stored episode (acknowledgements are attached on publish)."""
+    episodes = {e.record.key: e.id for e in store.open_episodes()}
+    carried = {r.key for r in reconciled.carried}
+    return tuple(OpenTrigger(r, episodes.get(r.key), r.key in carried) for r in reconciled.holding)
+
+
+def with_fresh_acknowledgements(store: StateStore) -> Callable[[Snapshot], Snapshot]:
+    """A snapshot change that re-reads the acknowledgements of the open triggers (after one is posted)."""
+
+    def change(s: Snapshot) -> Snapshot:
+        acks = store.acknowledgements(t.episode_id for t in s.triggers if t.episode_id is not None)
+        fresh = tuple(replace(t, acknowledgements=tuple(acks.get(t.episode_id or -1, ()))) for t in s.triggers)
+        return replace(s, triggers=fresh)
+
+    return change
+
+
+def _published(
+    s: Snapshot, c: Collected, evaluation: Evaluation, triggers: tuple[OpenTrigger, ...], now: float, duration: float
+) -> Snapshot:
+    return replace(
+        s,
+        evaluation=evaluation,
+        triggers=triggers,
+        outcome=c.outcome,
+        last_error=c.error,
+        source=c.source,
+        last_attempt_at=now,
+        last_success_at=now if c.outcome is Outcome.OK else s.last_success_at,
+        evaluations={**s.evaluations, c.outcome: s.evaluations.get(c.outcome, 0) + 1},
+        duration_seconds_sum=s.duration_seconds_sum + duration,
+    )
+
+
+def _publish_failure(ctx: JobContext, now: float, duration: float, error: str) -> Snapshot:
+    """The previous results stay; the failure is counted and shown on /readyz."""
+    return ctx.results.update(
+        lambda s: replace(
+            s,
+            outcome=Outcome.ERROR,
+            last_error=error,
+            last_attempt_at=now,
+            evaluations={**s.evaluations, Outcome.ERROR: s.evaluations.get(Outcome.ERROR, 0) + 1},
+            duration_seconds_sum=s.duration_seconds_sum + duration,
+        )
+    )
+
+
+def run_forecast_refit(ctx: JobContext) -> Snapshot:
+    """Refit every tier's demand forecast; a tier that fails keeps its previous forecast while it still
+    reaches into the future, and says why on /v1/forecast and /readyz."""
+    now = ctx.clock()
+    fits: dict[str, TierForecast] = {}
+    errors: dict[str, str] = {}
+    for tier in ctx.plan.tiers:
+        try:
+            fits[tier.name] = _refit(ctx, tier.name, now)
+        except unreachable_errors() as exc:
+            errors[tier.name] = f"Prometheus unreachable: {_reason(exc)}"
+        except Exception as exc:
+            log.warning("forecast for tier %s failed: %s", tier.name, exc)
+            errors[tier.name] = f"{type(exc).__name__}: {exc}"
+
+    def change(s: Snapshot) -> Snapshot:
+        kept = {
+            n: f
+            for n, f in s.forecasts.items()
+            if n in errors and f.outlook.timestamps and f.outlook.timestamps[-1] > now
+        }
+        return replace(s, forecasts={**kept, **fits}, forecast_errors=errors, forecast_refit_at=now)
+
+    return ctx.results.update(change)
+
+
+def _refit(ctx: JobContext, tier: str, now: float) -> TierForecast:
+    st = ctx.settings
+    history = ctx.collector.demand_history(ctx.plan, tier, now - st.forecast_history, now, st.forecast_step)
+    return forecast_tier(history, now, st.forecast_horizon)

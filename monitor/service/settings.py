@@ -1,0 +1,175 @@
+"""The advisor service's configuration: a YAML file, then `PLANWATCH_*` environment variables, then CLI flags.
+
+Later sources win: flags over the environment over the file over the defaults. Every key is known; an
+unknown key in the file (or a typo in a nested one) is an error that names it, so a misspelt
+`evaluation_interval` never silently runs with the default.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Self
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+
+from monitor.advice import AdviceSettings
+from monitor.source import SourceSettings
+from monitor.units import parse_duration
+
+__all__ = ["AdviceConfig", "ConfigError", "Settings", "load_settings", "parse_listen"]
+
+ENV_PREFIX = "PLANWATCH_"
+
+
+def _seconds(value: object) -> object:
+    """A duration as the file writes it ('30s', '1h') or as the environment does ('45': seconds)."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return parse_duration(value)
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+_PROMQL_DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+_LISTEN = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^:\s]+):(?P<port>[0-9]{1,5})$")
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used: every problem, each with the key it is about."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AdviceConfig(_Strict):
+    safety_margin: Seconds = Field(default=300.0, description="Scale-ups finish this long before they are needed.")
+    scale_down_cooldown: Seconds = Field(default=1800.0, description="Demand stays lower this long before a cut.")
+
+    def to_advice_settings(self) -> AdviceSettings:
+        return AdviceSettings(
+            safety_margin_seconds=self.safety_margin, scale_down_cooldown_seconds=self.scale_down_cooldown
+        )
+
+
+class Settings(BaseSettings):
+    """Everything `planwatch serve` reads. Durations accept seconds or '60s', '1h', '28d'."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+
+    plan: Path | None = Field(default=None, description="The capacity plan YAML file.")
+    listen: str = Field(default="127.0.0.1:8080", description="host:port the API listens on.")
+    prometheus: SourceSettings = Field(
+        default=SourceSettings(), description="The Prometheus adapter's settings (monitor.source.SourceSettings)."
+    )
+    evaluation_interval: Seconds = Field(default=60.0, description="How often to collect and evaluate.")
+    forecast_interval: Seconds = Field(default=3600.0, description="How often to refit the demand forecasts.")
+    forecast_horizon: Seconds = Field(default=86_400.0, description="How far ahead the forecast looks.")
+    forecast_history: Seconds = Field(default=28 * 86_400.0, description="Demand history a refit reads.")
+    forecast_step: Seconds = Field(default=300.0, description="Resolution of history and forecast.")
+    observation_window: str = Field(default="1h", description="PromQL range of the observations (1h, 30m).")
+    long_window: str = Field(default="7d", description="PromQL range of the peak and average rates.")
+    stale_after: Seconds | None = Field(
+        default=None, description="Data older than this makes /readyz degraded; default 3 evaluation intervals."
+    )
+    state_db: Path = Field(default=Path("planwatch-state.db"), description="SQLite file (WAL) for the state.")
+    api_token: SecretStr | None = Field(default=None, description="Bearer token for writes (and protected reads).")
+    protect_reads: bool = Field(default=False, description="Reads need the token too.")
+    advice: AdviceConfig = AdviceConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only what is passed in: `load_settings` layers file, environment and flags in that order."""
+        return (init_settings,)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        parse_listen(self.listen)
+        for key in ("observation_window", "long_window"):
+            if not _PROMQL_DURATION.match(getattr(self, key)):
+                raise ValueError(f"{key} {getattr(self, key)!r} is not a PromQL duration (1h, 30m, 7d)")
+        if self.protect_reads and self.api_token is None:
+            raise ValueError("protect_reads needs an api_token (or PLANWATCH_API_TOKEN)")
+        if self.forecast_history < 2 * self.forecast_step:
+            raise ValueError("forecast_history must cover at least two forecast steps")
+        return self
+
+    @property
+    def data_age_limit_seconds(self) -> float:
+        return self.stale_after if self.stale_after is not None else 3 * self.evaluation_interval
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """'127.0.0.1:8080' -> ('127.0.0.1', 8080); '[::1]:8080' -> ('::1', 8080)."""
+    match = _LISTEN.match(listen.strip())
+    if not match or not 0 < int(match.group("port")) < 65536:
+        raise ValueError(f"listen {listen!r} is not host:port (examples: 127.0.0.1:8080, [::1]:8080, 0.0.0.0:80)")
+    return match.group("host").strip("[]"), int(match.group("port"))
+
+
+def load_settings(
+    config: Path | None = None, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """File, then environment (`PLANWATCH_API_TOKEN`, `PLANWATCH_PROMETHEUS__URL` ...), then `overrides`."""
+    layers = [_read_file(config) if config else {}, _read_env(env), dict(overrides or {})]
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _deep_merge(merged, layer)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, str(config) if config else "configuration")) from None
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+def _read_env(env: Mapping[str, str] | None) -> dict[str, Any]:
+    """pydantic-settings' own parsing of PLANWATCH_* (nested with __, JSON for mappings)."""
+    source = EnvSettingsSource(Settings, case_sensitive=False, env_prefix=ENV_PREFIX, env_nested_delimiter="__")
+    if env is not None:
+        source.env_vars = {k.lower(): v for k, v in env.items()}
+    return source()
+
+
+def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"  - {key}: {message}")
+    return f"{source}: {len(lines)} problem(s) in the configuration\n" + "\n".join(lines)

@@ -1,0 +1,249 @@
+"""What the advisor must remember across restarts, in SQLite: trigger episodes, acknowledgements, posted eval
+results and the advice state per tier (so scale-down hysteresis does not restart its cooldown on a deploy).
+
+One connection guarded by a lock (writes are a few per minute; reads are small), WAL journal so readers never
+block the writer, `synchronous=FULL` so a commit that returned survives a crash or a power cut, and every
+write in one `BEGIN IMMEDIATE ... COMMIT` so a process killed mid-write leaves the last committed state.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from monitor.advice import AdviceState
+from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
+
+__all__ = ["Acknowledgement", "Episode", "NoOpenEpisode", "StateStore"]
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trigger_episodes (
+    id INTEGER PRIMARY KEY,
+    trigger TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    state TEXT NOT NULL,
+    first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    resolved_at REAL,
+    evidence TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS one_open_episode ON trigger_episodes (trigger, tier) WHERE resolved_at IS NULL;
+CREATE TABLE IF NOT EXISTS acknowledgements (
+    id INTEGER PRIMARY KEY,
+    episode_id INTEGER NOT NULL REFERENCES trigger_episodes (id),
+    by TEXT NOT NULL,
+    comment TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS acks_by_episode ON acknowledgements (episode_id);
+CREATE TABLE IF NOT EXISTS eval_results (
+    id INTEGER PRIMARY KEY,
+    model TEXT NOT NULL,
+    precision TEXT NOT NULL,
+    task_set TEXT NOT NULL,
+    submitted_at REAL NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS advice_state (
+    tier TEXT PRIMARY KEY,
+    low_since REAL,
+    last_recommended INTEGER,
+    updated_at REAL NOT NULL
+);
+"""
+_EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence"
+
+
+class NoOpenEpisode(LookupError):
+    """An acknowledgement for a (trigger, tier) that does not hold now."""
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    id: int
+    episode_id: int
+    by: str
+    comment: str
+    at: float
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One stretch during which a trigger held on a tier: from first_seen until resolved_at (None: still open)."""
+
+    id: int
+    record: TriggerRecord
+    resolved_at: float | None
+
+
+class StateStore:
+    def __init__(self, connection: sqlite3.Connection, path: str):
+        self._db = connection
+        self._lock = threading.Lock()
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path) -> StateStore:
+        """Open (creating if needed) the state file; ':memory:' for a throwaway store."""
+        db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10.0)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.executescript(_SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.Error:
+            db.close()
+            raise
+        return cls(db, str(path))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing: a crash before COMMIT leaves the previous committed state."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    # Evaluation results: trigger episodes and advice state, committed together.
+
+    def commit_evaluation(
+        self, holding: Iterable[TriggerRecord], resolved: Iterable[tuple[str, str]], advice: Mapping[str, AdviceState],
+        now: float,
+    ) -> None:  # fmt: skip
+        with self._transaction() as db:
+            for r in holding:
+                _upsert_episode(db, r)
+            for trigger, tier in resolved:
+                db.execute(
+                    "UPDATE trigger_episodes SET resolved_at = ? "
+                    "WHERE trigger = ? AND tier = ? AND resolved_at IS NULL",
+                    (now, trigger, tier),
+                )
+            for tier, s in advice.items():
+                db.execute(
+                    "INSERT INTO advice_state VALUES (?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
+                    "low_since = excluded.low_since, last_recommended = excluded.last_recommended, "
+                    "updated_at = excluded.updated_at",
+                    (tier, s.low_since, s.last_recommended, now),
+                )
+
+    def open_episodes(self) -> list[Episode]:
+        rows = self._query(f"SELECT {_EPISODE_COLUMNS} FROM trigger_episodes WHERE resolved_at IS NULL ORDER BY id")
+        return [_episode(row) for row in rows]
+
+    def history(self, limit: int = 100, tier: str | None = None) -> list[Episode]:
+        """Newest episodes first, open and resolved."""
+        where, params = ("WHERE tier = ?", [tier]) if tier else ("", [])
+        rows = self._query(
+            f"SELECT {_EPISODE_COLUMNS} FROM trigger_episodes {where} ORDER BY first_seen DESC, id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [_episode(row) for row in rows]
+
+    def advice_states(self) -> dict[str, AdviceState]:
+        rows = self._query("SELECT tier, low_since, last_recommended FROM advice_state")
+        return {tier: AdviceState(low_since=low, last_recommended=last) for tier, low, last in rows}
+
+    # Acknowledgements: who knows about an episode. They hide nothing.
+
+    def acknowledge(self, trigger: str, tier: str, by: str, comment: str, at: float) -> Acknowledgement:
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT id FROM trigger_episodes WHERE trigger = ? AND tier = ? AND resolved_at IS NULL",
+                (trigger, tier),
+            ).fetchone()
+            if row is None:
+                raise NoOpenEpisode(f"{trigger} does not hold on tier {tier} now: nothing to acknowledge")
+            cursor = db.execute(
+                "INSERT INTO acknowledgements (episode_id, by, comment, at) VALUES (?, ?, ?, ?)",
+                (row[0], by, comment, at),
+            )
+            return Acknowledgement(int(cursor.lastrowid or 0), row[0], by, comment, at)
+
+    def acknowledgements(self, episode_ids: Iterable[int]) -> dict[int, list[Acknowledgement]]:
+        ids = sorted(set(episode_ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._query(f"SELECT * FROM acknowledgements WHERE episode_id IN ({marks}) ORDER BY at, id", ids)
+        out: dict[int, list[Acknowledgement]] = {}
+        for id_, episode, by, comment, at in rows:
+            out.setdefault(episode, []).append(Acknowledgement(id_, episode, by, comment, at))
+        return out
+
+    # Eval results posted by the team.
+
+    def add_eval(self, result: EvalResult) -> int:
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO eval_results (model, precision, task_set, submitted_at, payload) VALUES (?, ?, ?, ?, ?)",
+                (result.model, result.precision, result.task_set, result.submitted_at, result.model_dump_json()),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def evals(self, latest_only: bool = True) -> tuple[EvalResult, ...]:
+        """The latest result per (model, precision, task set): a passing re-run supersedes a failed one."""
+        rows = self._query("SELECT model, precision, task_set, payload FROM eval_results ORDER BY submitted_at, id")
+        if not latest_only:
+            return tuple(EvalResult.model_validate_json(p) for *_, p in rows)
+        latest = {(m, p, t): payload for m, p, t, payload in rows}
+        return tuple(EvalResult.model_validate_json(p) for p in latest.values())
+
+    def integrity_ok(self) -> bool:
+        return self._query("PRAGMA integrity_check") == [("ok",)]
+
+
+def _upsert_episode(db: sqlite3.Connection, r: TriggerRecord) -> None:
+    """Extend the open episode of (trigger, tier), or open one."""
+    evidence = json.dumps(
+        {"summary": r.evidence.summary, "observed": dict(r.evidence.observed), "plan": dict(r.evidence.plan),
+         "queries": list(r.evidence.queries)}
+    )  # fmt: skip
+    updated = db.execute(
+        "UPDATE trigger_episodes SET severity = ?, state = ?, last_seen = ?, evidence = ? "
+        "WHERE trigger = ? AND tier = ? AND resolved_at IS NULL",
+        (r.severity.value, r.state.value, r.last_seen, evidence, r.trigger, r.tier),
+    )
+    if updated.rowcount == 0:
+        db.execute(
+            "INSERT INTO trigger_episodes (trigger, tier, severity, state, first_seen, last_seen, evidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (r.trigger, r.tier, r.severity.value, r.state.value, r.first_seen, r.last_seen, evidence),
+        )
+
+
+def _episode(row: tuple[Any, ...]) -> Episode:
+    id_, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence = row
+    e = json.loads(evidence)
+    record = TriggerRecord(
+        trigger=trigger,
+        tier=tier,
+        severity=Severity(severity),
+        state=TriggerState(state),
+        first_seen=first_seen,
+        last_seen=last_seen,
+        evidence=Evidence(e["summary"], e["observed"], e["plan"], tuple(e["queries"])),
+    )
+    return Episode(id_, record, resolved_at)

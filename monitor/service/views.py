@@ -1,0 +1,227 @@
+"""The JSON bodies of the API, built from a snapshot with the shared export shapes (`monitor.export`), so
+`planwatch check --format json` and `GET /v1/evaluation` say the same thing in the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from monitor.export import (
+    drift_row_to_dict,
+    evaluation_to_dict,
+    measurement_to_dict,
+    recommendation_to_dict,
+    schedule_step_to_dict,
+    trigger_to_dict,
+)
+from monitor.service.forecasts import TierForecast
+from monitor.service.results import Outcome, Snapshot, SourceStatus
+from monitor.service.state import Acknowledgement, Episode
+from monitor.sizing.export import sizing_to_dict
+from monitor.triggers import TriggerRecord, TriggerState
+
+__all__ = [
+    "STATIC_BODIES",
+    "drift_body",
+    "encode",
+    "evaluation_body",
+    "forecast_body",
+    "history_body",
+    "observations_body",
+    "readiness",
+    "recommendations_body",
+    "render_bodies",
+    "schedule_body",
+    "source_dict",
+    "triggers_body",
+]
+
+STATIC_BODIES = ("plan", "sizing")
+
+
+def encode(data: Any) -> bytes:
+    """Compact JSON (the C encoder; a third of the time and half the bytes of the CLI's indented form);
+    NaN and infinities become null, as in every planwatch JSON."""
+    return json.dumps(_finite(data), allow_nan=False, separators=(",", ":")).encode()
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def render_bodies(s: Snapshot) -> dict[str, bytes]:
+    """Every read route's default body; the plan and sizing never change, so they are rendered once."""
+    bodies = {k: s.bodies[k] for k in STATIC_BODIES if k in s.bodies}
+    bodies.setdefault("plan", encode(s.plan.model_dump(mode="json")))
+    bodies.setdefault("sizing", encode(sizing_to_dict(s.sizing)))
+    bodies["forecast"] = encode(forecast_body(s))
+    if s.evaluation is not None:
+        bodies["evaluation"] = encode(evaluation_body(s))
+        bodies["observations"] = encode(observations_body(s))
+        bodies["drift"] = encode(drift_body(s))
+        bodies["triggers"] = encode(triggers_body(s, "open"))
+        bodies["recommendations"] = encode(recommendations_body(s))
+        bodies["schedule"] = encode(schedule_body(s))
+    return bodies
+
+
+def _header(s: Snapshot) -> dict[str, Any]:
+    ev = s.evaluation
+    return {"plan": s.plan.name, "evaluated_at": ev.evaluated_at if ev else None}
+
+
+def evaluation_body(s: Snapshot) -> dict[str, Any]:
+    assert s.evaluation is not None
+    return {**evaluation_to_dict(s.evaluation), "source": source_dict(s.source)}
+
+
+def observations_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
+    assert s.evaluation is not None
+    tiers = [
+        {"name": t.tier, "window": t.observation.window,
+         "observations": {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()}}
+        for t in s.evaluation.sections if tier in (None, t.tier)
+    ]  # fmt: skip
+    return {**_header(s), "source": source_dict(s.source), "tiers": tiers}
+
+
+def drift_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
+    assert s.evaluation is not None
+    tiers = [
+        {"name": t.tier, "window": t.observation.window, "drift": [drift_row_to_dict(r) for r in t.drift]}
+        for t in s.evaluation.sections if tier in (None, t.tier)
+    ]  # fmt: skip
+    return {**_header(s), "status": s.evaluation.worst_drift.value, "tiers": tiers}
+
+
+def recommendations_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
+    assert s.evaluation is not None
+    recs = [t.recommendation for t in s.evaluation.tiers if t.recommendation and tier in (None, t.tier)]
+    return {
+        **_header(s),
+        "stale": any(r.stale for r in recs),
+        "in_business_hours": s.evaluation.in_business_hours,
+        "recommendations": [recommendation_to_dict(r) for r in recs],
+        "warnings": list(s.evaluation.warnings),
+    }
+
+
+def schedule_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
+    """Every tier's upcoming scale-ups in the order they must start."""
+    assert s.evaluation is not None
+    steps = [
+        {"tier": t.tier, **schedule_step_to_dict(step)}
+        for t in s.evaluation.tiers if t.recommendation and tier in (None, t.tier)
+        for step in t.recommendation.schedule
+    ]  # fmt: skip
+    return {**_header(s), "steps": sorted(steps, key=lambda d: (d["by"], d["tier"]))}
+
+
+def triggers_body(s: Snapshot, state: str, tier: str | None = None) -> dict[str, Any]:
+    """Open triggers: `open` is every one that holds (pending and active); `active` and `pending` filter."""
+    wanted = {"open": set(TriggerState), "active": {TriggerState.ACTIVE}, "pending": {TriggerState.PENDING}}[state]
+    chosen = [t for t in s.triggers if t.record.state in wanted and tier in (None, t.record.tier)]
+    entries = [_trigger(t.record, t.episode_id, None, t.held_over_unknown, t.acknowledgements) for t in chosen]
+    return {**_header(s), "state": state, "triggers": entries}
+
+
+def history_body(s: Snapshot, episodes: Iterable[Episode], acks: Mapping[int, list[Acknowledgement]]) -> dict[str, Any]:
+    """Every stored episode, newest first, open or resolved."""
+    held = {t.episode_id for t in s.triggers if t.held_over_unknown}
+    entries = [_trigger(e.record, e.id, e.resolved_at, e.id in held, acks.get(e.id, ())) for e in episodes]
+    return {**_header(s), "state": "all", "triggers": entries}
+
+
+def _trigger(
+    record: TriggerRecord, episode_id: int | None, resolved_at: float | None, held: bool,
+    acks: Iterable[Acknowledgement],
+) -> dict[str, Any]:  # fmt: skip
+    try:
+        base = trigger_to_dict(record)
+    except KeyError:  # an episode stored by a release whose catalog had this trigger
+        base = {"id": record.trigger, "tier": record.tier, "severity": record.severity.value,
+                "state": record.state.value, "first_seen": record.first_seen, "last_seen": record.last_seen,
+                "evidence": {"summary": record.evidence.summary}}  # fmt: skip
+    return {
+        **base,
+        "episode_id": episode_id,
+        "resolved_at": resolved_at,
+        "held_over_unknown": held,
+        "acknowledgements": [{"by": a.by, "comment": a.comment, "at": a.at} for a in acks],
+    }
+
+
+def forecast_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
+    tiers = [_forecast(f) for name, f in sorted(s.forecasts.items()) if tier in (None, name)]
+    errors = {name: why for name, why in s.forecast_errors.items() if tier in (None, name)}
+    return {"plan": s.plan.name, "refit_at": s.forecast_refit_at, "tiers": tiers, "errors": errors}
+
+
+def _forecast(f: TierForecast) -> dict[str, Any]:
+    o = f.outlook
+    return {
+        "name": f.tier,
+        "model": f.model,
+        "reason": f.reason,
+        "fitted_at": f.fitted_at,
+        "step_seconds": f.step_seconds,
+        "history_points": f.history_points,
+        "backtest_mase": f.backtest_mase,
+        "next_peak": {
+            "at": f.next_peak_at,
+            "requests_per_second": f.next_peak_rps,
+            "upper_requests_per_second": f.next_peak_upper_rps,
+        },
+        "interval": "80%",
+        "timestamps": list(o.timestamps),
+        "mean": list(o.mean),
+        "lower": list(f.lower),
+        "upper": list(o.upper),
+    }
+
+
+def source_dict(source: SourceStatus) -> dict[str, Any]:
+    return {
+        "url": source.url,
+        "reachable": source.reachable,
+        "reason": source.reason or None,
+        "checked_at": source.checked_at,
+        "newest_sample_age_seconds": source.newest_sample_age_seconds,
+    }
+
+
+def readiness(s: Snapshot, now: float, data_age_limit_seconds: float) -> tuple[bool, dict[str, Any]]:
+    """Ready after the first evaluation with data; degraded while Prometheus is away, the collector fails
+    or the data is older than the limit. Every reason is listed."""
+    reasons = []
+    if s.last_success_at is None:
+        reasons.append("no evaluation with data yet")
+    if s.source.reachable is False:
+        reasons.append(f"Prometheus unreachable at {s.source.url}: {s.source.reason}")
+    if s.outcome is Outcome.ERROR:
+        reasons.append(f"the last evaluation failed: {s.last_error}")
+    age = None if s.last_success_at is None else max(0.0, now - s.last_success_at)
+    if age is not None and age > data_age_limit_seconds:
+        reasons.append(f"the data is {age:.0f} s old (limit {data_age_limit_seconds:.0f} s)")
+    status = "ready" if not reasons else ("starting" if s.last_attempt_at is None else "degraded")
+    return not reasons, {
+        "status": status,
+        "reasons": reasons,
+        "prometheus": source_dict(s.source),
+        "last_outcome": s.outcome.value if s.outcome else None,
+        "last_evaluation_at": s.last_attempt_at,
+        "last_successful_evaluation_at": s.last_success_at,
+        "data_age_seconds": age,
+        "data_age_limit_seconds": data_age_limit_seconds,
+        "forecast_refit_at": s.forecast_refit_at,
+        "forecast_errors": dict(s.forecast_errors),
+    }
