@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import check, forecast, size
+    from monitor.cli import check, forecast, report, size
 
     app = typer.Typer(
         name="planwatch",
@@ -28,6 +28,7 @@ def build_app() -> typer.Typer:
     size.register(app)
     check.register(app)
     forecast.register(app)
+    report.register(app)
     return app
 
 

@@ -39,6 +39,8 @@ th,td{border:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:t
 .ok{color:#1a7f37}.warn{color:#9a6700}.breach{color:#cf222e;font-weight:600}.unknown{color:#8250df}
 .critical{color:#cf222e;font-weight:600}.warning{color:#9a6700}.finding{background:#fff8c5;padding:.3rem .6rem}
 .chart svg{width:100%;height:auto}small{color:#666}
+details code{display:block;white-space:pre-wrap;word-break:break-all;font-size:.75rem;max-width:38rem}
+summary{cursor:pointer;color:#0969da}
 """
 
 
@@ -94,7 +96,11 @@ def _drift(ev: Evaluation) -> str:
             note = r.reason if r.status is Status.UNKNOWN else r.note
             ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
             plan, observed = format_value(r.plan, r.unit), format_value(r.observed.value, r.unit)
-            query = f"<code>{_e(r.observed.query)}</code>"
+            query = (
+                f"<details><summary>PromQL</summary><code>{_e(r.observed.query)}</code></details>"
+                if r.observed.query
+                else ""
+            )
             rows.append((_e(r.assumption), _e(plan), _e(observed), _e(ratio), status, _e(note), query))
         title = "the fleet (all tiers; the plan's workload as written)" if tier.tier == FLEET else f"tier {tier.tier}"
         parts.append(f"<h3>{_e(title)} <small>({_e(tier.observation.window)})</small></h3>")
