@@ -7,7 +7,7 @@ efficiencies; otherwise the sizing model is trusted as it is, and the advice say
 
 from __future__ import annotations
 
-import bisect
+import math
 from dataclasses import dataclass
 
 from monitor.advice.model import AdviceSettings
@@ -44,46 +44,52 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
     )
 
 
-@dataclass(frozen=True)
 class CapacityTable:
-    """thresholds[n] = most model calls/s n replicas serve within both SLOs (thresholds[0] = 0)."""
+    """How much demand n replicas of a tier serve within both SLOs: min(n x requests/s per replica, the
+    highest demand whose TTFT p95 estimate still meets the SLO). Computed lazily and remembered, since
+    advice asks about a handful of replica counts, not every one up to a 1,000-replica fleet."""
 
-    thresholds: tuple[float, ...]
-    requests_per_second_per_replica: float
-    ttft_feasible: bool
+    def __init__(self, model: ReplicaModel, batch: int, ttft_slo: float, feasible: bool) -> None:
+        self.model, self.batch, self.ttft_slo, self.ttft_feasible = model, batch, ttft_slo, feasible
+        self.requests_per_second_per_replica = model.requests_per_second(batch) if batch else 0.0
+        self._known: dict[int, float] = {0: 0.0}
 
     def capacity_of(self, replicas: int) -> float:
-        """Demand `replicas` serve within the SLO; past the table, extrapolated on throughput."""
-        if replicas < len(self.thresholds):
-            return self.thresholds[replicas]
-        return self.thresholds[-1] + (replicas - len(self.thresholds) + 1) * self.requests_per_second_per_replica
+        if replicas not in self._known:
+            throughput = replicas * self.requests_per_second_per_replica
+            bound = throughput if not self.ttft_feasible else _ttft_bound(self.model, replicas, self.batch,
+                                                                           throughput, self.ttft_slo)  # fmt: skip
+            self._known[replicas] = bound
+        return self._known[replicas]
 
     def replicas_for(self, demand_rps: float) -> int:
-        """Smallest n whose threshold covers the demand; past the table, extrapolate on throughput."""
+        """Smallest n whose capacity covers the demand (capacity grows with n: bisection)."""
         if demand_rps <= 0:
             return 0
-        n = bisect.bisect_left(self.thresholds, demand_rps)
-        if n < len(self.thresholds):
-            return n
-        extra = (demand_rps - self.thresholds[-1]) / max(self.requests_per_second_per_replica, 1e-9)
-        return len(self.thresholds) - 1 + int(extra) + 1
+        if self.requests_per_second_per_replica <= 0:
+            return 1
+        high = max(1, math.ceil(demand_rps / self.requests_per_second_per_replica))
+        while self.capacity_of(high) < demand_rps:
+            high *= 2
+        low = 0  # capacity_of(low) < demand <= capacity_of(high)
+        while high - low > 1:
+            mid = (low + high) // 2
+            if self.capacity_of(mid) >= demand_rps:
+                high = mid
+            else:
+                low = mid
+        return high
 
 
-def capacity_table(plan: Plan, tier: Tier, calibration: float, up_to: int) -> CapacityTable:
-    """For n = 1..up_to: min(n x requests/s per replica, the highest demand whose TTFT p95 meets the SLO)."""
+def capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:
     eff = tier.efficiency
     model = replica_model(
         plan, tier, min(1.0, eff.bandwidth.expected * calibration), min(1.0, eff.compute.expected * calibration)
     )
     ttft_slo, tpot_slo = plan.slo_for(tier)
     batch = max_batch_at_slo(model, tpot_slo).batch
-    rps = model.requests_per_second(batch) if batch else 0.0
     feasible = batch > 0 and ttft_p95(model, 1, batch, 0.0).prefill_p95_seconds <= ttft_slo
-    thresholds = [0.0]
-    for n in range(1, max(up_to, 1) + 1):
-        throughput = n * rps
-        thresholds.append(throughput if not feasible else _ttft_bound(model, n, batch, throughput, ttft_slo))
-    return CapacityTable(tuple(thresholds), rps, feasible)
+    return CapacityTable(model, batch, ttft_slo, feasible)
 
 
 def _ttft_bound(model: ReplicaModel, replicas: int, batch: int, upper: float, ttft_slo: float) -> float:

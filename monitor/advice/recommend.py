@@ -74,7 +74,7 @@ def _assess(
 ) -> _Assessment:
     current = int(obs.replicas_ready.value or 0)
     cal = calibrate(plan, tier, obs, settings)
-    table = capacity_table(plan, tier, cal.factor, max(tier.replicas.max, current) + 1)
+    table = capacity_table(plan, tier, cal.factor)
     needed_now = table.replicas_for(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
     steps = _schedule(table, outlook, current, cold, settings.safety_margin_seconds)

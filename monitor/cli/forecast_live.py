@@ -56,5 +56,5 @@ def live_demand(
 
 def replica_thresholds(plan: Plan, tier: Tier) -> tuple[float, ...]:
     """Demand n replicas serve within the SLO, for n = 1 .. replicas.max (the sizing model, uncalibrated)."""
-    table = capacity_table(plan, tier, 1.0, tier.replicas.max)
+    table = capacity_table(plan, tier, 1.0)
     return tuple(table.capacity_of(n) for n in range(1, tier.replicas.max + 1))

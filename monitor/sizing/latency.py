@@ -14,20 +14,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scipy.special import gammaincc
+
 from monitor.sizing.capacity import ReplicaModel
 
 __all__ = ["TTFTEstimate", "erlang_c", "prefill_seconds", "ttft_p95", "wait_p95_seconds"]
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
-    """P(wait > 0) in M/M/c with `offered_load` = lambda x service time (Erlangs); 1.0 at or past saturation."""
+    """P(wait > 0) in M/M/c with `offered_load` = lambda x service time (Erlangs); 1.0 at or past saturation.
+
+    Erlang B is the Poisson(a) mass at c over its mass up to c, B = pmf(c) / cdf(c), and
+    C = c B / (c - a (1 - B)). In log space with the regularized incomplete gamma (cdf(c) = Q(c + 1, a)),
+    so a fleet of 1,000 replicas x 256 slots costs the same as one.
+    """
     if servers <= 0 or offered_load >= servers:
         return 1.0
     if offered_load <= 0:
         return 0.0
-    blocking = 1.0  # Erlang B by its stable recursion: B(k) = a B(k-1) / (k + a B(k-1))
-    for k in range(1, servers + 1):
-        blocking = offered_load * blocking / (k + offered_load * blocking)
+    log_pmf = servers * math.log(offered_load) - offered_load - math.lgamma(servers + 1)
+    cdf = float(gammaincc(servers + 1, offered_load))
+    blocking = min(1.0, math.exp(log_pmf) / cdf) if cdf > 0 else 1.0
     return servers * blocking / (servers - offered_load * (1.0 - blocking))
 
 

@@ -194,3 +194,19 @@ def test_vllm_token_buckets_stop_at_max_model_len() -> None:
 
     assert build_1_2_5_buckets(8192)[-3:] == (1000.0, 2000.0, 5000.0)
     assert build_1_2_5_buckets(131_072)[-1] == 100_000.0
+
+
+@pytest.mark.parametrize(
+    ("servers", "load"),
+    [
+        pytest.param(10, 8.0, id="ten servers at 80% agree with the Erlang B recursion"),
+        pytest.param(1_000, 950.0, id="a thousand servers at 95% agree with the recursion"),
+        pytest.param(5_000, 4_990.0, id="five thousand servers at 99.8% agree with the recursion"),
+    ],
+)
+def test_erlang_c_closed_form_matches_the_recursion(servers: int, load: float) -> None:
+    blocking = 1.0
+    for k in range(1, servers + 1):
+        blocking = load * blocking / (k + load * blocking)
+    recursion = servers * blocking / (servers - load * (1.0 - blocking))
+    assert erlang_c(servers, load) == pytest.approx(recursion, rel=1e-9)
