@@ -1,25 +1,29 @@
 """The Prometheus-backed Collector: catalog queries per tier -> typed observations (an adapter, I/O).
 
-Every query is per tier and aggregated in PromQL, so the number of queries is fixed per tier (see
-`queries_per_tier`) and does not grow with the replica count. They run concurrently on a small thread pool.
+Every query is per tier and aggregated in PromQL, so their number is fixed per tier (`queries_per_tier`)
+and does not grow with the replica count; they run concurrently on a small thread pool. Histograms are
+fetched once per window as bucket vectors (`sum by (le, model_name)`), and their quantiles and SLO shares
+are derived here with histogram_quantile's own interpolation: the catalog's quantile query is kept on each
+value as the expression a reviewer reruns to get the same number.
 
 Unknown is not zero: a value without data, NaN, older than `max_age_seconds` (the tier's freshest vLLM
-sample), or computed over a tier with no replica up, is an unknown with its reason.
+sample), computed over a tier with no replica up, or from fewer than `min_requests` requests, is an
+unknown with its reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from monitor import queries as q
 from monitor.observe.collector import DemandHistory, SourceHealth
-from monitor.observe.fleet import FleetInputs, fleet_observation
+from monitor.observe.fleet import FleetInputs, fleet_observation, merged_quantile
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
-from monitor.queries.histogram import fraction_over_groups
+from monitor.queries.histogram import buckets_by_group, fraction_over_groups
 from monitor.queries.query import Query
 from monitor.source import PrometheusSource, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
@@ -27,9 +31,9 @@ from monitor.units import parse_duration
 
 __all__ = ["BURN_WINDOWS", "PrometheusCollector", "queries_per_tier"]
 
-# Burn windows judged by planwatch itself; the 1d and 3d pairs of the SRE policy run as Prometheus
-# recording and alerting rules (`rules/`), where long windows are cheap.
-BURN_WINDOWS = ("5m", "30m", "1h", "2h", "6h")
+# Burn windows judged by planwatch itself: the page pairs of the SRE policy (1h/5m, 6h/30m). The ticket
+# pairs (1d/2h, 3d/6h) run as Prometheus rules (`rules/`), where long windows are cheap.
+BURN_WINDOWS = ("5m", "30m", "1h", "6h")
 
 # Observation field -> (catalog query, which window: "window" = the check window, "long" = the long window).
 _FIELDS: dict[str, tuple[Query, str]] = {
@@ -37,18 +41,7 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "demand_rate": (q.DEMAND_RATE, "window"),
     "peak_rate": (q.PEAK_REQUEST_RATE.with_window("1h", step="5m"), "long"),
     "average_rate": (q.REQUEST_RATE, "long"),
-    "prompt_p50": (q.PROMPT_TOKENS_P50, "window"),
-    "prompt_p95": (q.PROMPT_TOKENS_P95, "window"),
-    "output_p50": (q.OUTPUT_TOKENS_P50, "window"),
-    "output_p95": (q.OUTPUT_TOKENS_P95, "window"),
     "prefix_hit_rate": (q.PREFIX_CACHE_HIT_RATIO, "window"),
-    "ttft_p50": (q.TTFT_P50, "window"),
-    "ttft_p95": (q.TTFT_P95, "window"),
-    "ttft_p99": (q.TTFT_P99, "window"),
-    "tpot_p50": (q.TPOT_P50, "window"),
-    "tpot_p95": (q.TPOT_P95, "window"),
-    "tpot_p99": (q.TPOT_P99, "window"),
-    "itl_p95": (q.ITL_P95, "window"),
     "queue_time_p95": (q.QUEUE_TIME_P95, "window"),
     "kv_occupancy_mean": (q.KV_USAGE_MEAN, "window"),
     "kv_occupancy_max": (q.KV_USAGE_MAX, "window"),
@@ -69,6 +62,18 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "gpu_power_watts": (q.GPU_POWER_MEAN, "window"),
     "gpu_xid_errors": (q.XID_GPUS, "window"),
 }
+# Histogram -> (bucket-vector query, {observation field: (quantile, the quantile's own catalog query)}).
+_HISTOGRAMS: dict[str, tuple[Query, dict[str, tuple[float, Query]]]] = {
+    "ttft": (q.TTFT_BUCKETS, {"ttft_p50": (0.5, q.TTFT_P50), "ttft_p95": (0.95, q.TTFT_P95),
+                              "ttft_p99": (0.99, q.TTFT_P99)}),
+    "tpot": (q.TPOT_BUCKETS, {"tpot_p50": (0.5, q.TPOT_P50), "tpot_p95": (0.95, q.TPOT_P95),
+                              "tpot_p99": (0.99, q.TPOT_P99)}),
+    "itl": (q.ITL_BUCKETS, {"itl_p95": (0.95, q.ITL_P95)}),
+    "prompt": (q.PROMPT_TOKENS_BUCKETS, {"prompt_p50": (0.5, q.PROMPT_TOKENS_P50),
+                                         "prompt_p95": (0.95, q.PROMPT_TOKENS_P95)}),
+    "output": (q.OUTPUT_TOKENS_BUCKETS, {"output_p50": (0.5, q.OUTPUT_TOKENS_P50),
+                                         "output_p95": (0.95, q.OUTPUT_TOKENS_P95)}),
+}  # fmt: skip
 # Rates and ratios that read 0 over a dead fleet: unknown when no replica is up.
 _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_per_replica", "batch_per_replica",
                        "error_ratio", "preemption_rate", "running", "waiting", "prompt_tokens_rate"}  # fmt: skip
@@ -79,11 +84,15 @@ _PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p5
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
 _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
 
+Samples = list[tuple[dict[str, str], float]]
 
-def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS) -> int:
-    """Fixed per tier, whatever the replica count: fields + data age + 3 SLO inputs per burn window + the
-    4 fleet-view inputs (two bucket vectors, two rate histories)."""
-    return len(_FIELDS) + 1 + 3 * len(burn_windows) + 4
+
+def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h") -> int:
+    """Fixed per tier, whatever the replica count: instant fields, data age, one bucket vector per
+    histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, and the two
+    request-rate histories of the fleet view."""
+    slo_windows = len({window, *burn_windows})
+    return len(_FIELDS) + 1 + 3 + 2 * slo_windows + len(burn_windows) + 2
 
 
 @dataclass
@@ -97,44 +106,56 @@ class PrometheusCollector:
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`."""
-        jobs = [(tier, job) for tier in plan.tiers for job in self._jobs(plan, tier, window)]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            results = list(pool.map(lambda tj: (tj[0].name, tj[1].key, tj[1].run(self.source, now)), jobs))
-            fleet_inputs = self._fleet_inputs(plan, now, window, pool)
-        by_tier: dict[str, dict[str, Measurement]] = {t.name: {} for t in plan.tiers}
-        for tier_name, key, value in results:
-            by_tier[tier_name][key] = value
-        seconds = parse_duration(window)
-        tiers = {
-            name: self._observation(
-                name, values, now, window, _requests_seen(fleet_inputs.prompt_buckets[name], seconds)
-            )
-            for name, values in by_tier.items()
-        }
-        return {**tiers, FLEET: fleet_observation(tiers, fleet_inputs, now, window)}
+            fetched = {t.name: self._fetch(t, window, now, pool) for t in plan.tiers}
+            rates = self._rate_histories(plan, now, pool)
+            values = {name: {k: f.result() for k, f in futures.items()} for name, futures in fetched.items()}
+        tiers = {t.name: self._observation(plan, t, values[t.name], now, window) for t in plan.tiers}
+        prompt = {n: cast(Samples, v[("buckets", "prompt", window)]) for n, v in values.items()}
+        output = {n: cast(Samples, v[("buckets", "output", window)]) for n, v in values.items()}
+        queries = {"prompt": q.PROMPT_TOKENS_BUCKETS.template, "output": q.OUTPUT_TOKENS_BUCKETS.template,
+                   "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
+        inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests)
+        return {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
 
-    def _fleet_inputs(self, plan: Plan, now: float, window: str, pool: ThreadPoolExecutor) -> FleetInputs:
-        """Per-tier bucket vectors and request-rate histories, merged into the fleet view in Python."""
-        long_s = parse_duration(self.long_window)
-        sels = {t.name: t.label_selector for t in plan.tiers}
-        exprs = {
-            "prompt": {n: q.PROMPT_TOKENS_BUCKETS.for_tier(s, window=window) for n, s in sels.items()},
-            "output": {n: q.OUTPUT_TOKENS_BUCKETS.for_tier(s, window=window) for n, s in sels.items()},
-            "rate_5m": {n: q.REQUEST_RATE.for_tier(s, window="5m") for n, s in sels.items()},
-            "rate_1m": {n: q.REQUEST_RATE.for_tier(s, window="1m") for n, s in sels.items()},
-        }
-        buckets = {kind: dict(zip(exprs[kind], pool.map(self._bucket_samples, exprs[kind].values(), [now] * len(sels)),
-                                  strict=True)) for kind in ("prompt", "output")}  # fmt: skip
-        rates = {
-            kind: dict(zip(exprs[kind], pool.map(self._rate_series, exprs[kind].values(), [now - long_s] * len(sels),
-                                                 [now] * len(sels), [step] * len(sels)), strict=True))
-            for kind, step in (("rate_5m", 300.0), ("rate_1m", 60.0))
-        }  # fmt: skip
-        return FleetInputs(buckets["prompt"], buckets["output"], rates["rate_5m"], rates["rate_1m"], self.long_window,
-                           {k: " | ".join(v.values()) for k, v in exprs.items()}, self.min_requests)  # fmt: skip
+    def _fetch(self, tier: Tier, window: str, now: float, pool: ThreadPoolExecutor) -> dict[tuple[str, ...], Any]:
+        """Every query of one tier, submitted to the pool: instant values, bucket vectors, error ratios."""
+        sel = tier.label_selector
+        jobs: dict[tuple[str, ...], Future[Any]] = {}
+        for name, (query, w) in _FIELDS.items():
+            expr = query.for_tier(sel, window=self.long_window if w == "long" else window)
+            jobs[("value", name)] = pool.submit(self._value, expr, self.long_window if w == "long" else window, now)
+        jobs[("value", "data_age")] = pool.submit(self._value, q.DATA_AGE.for_tier(sel), "now", now)
+        for family, (buckets, _) in _HISTOGRAMS.items():
+            windows = {window, *self.burn_windows} if family in ("ttft", "tpot") else {window}
+            for w in windows:
+                jobs[("buckets", family, w)] = pool.submit(self._samples, buckets.for_tier(sel, window=w), now)
+        for w in self.burn_windows:
+            jobs[("value", f"bad:errors:{w}")] = pool.submit(self._value, q.ERROR_RATIO.for_tier(sel, window=w), w, now)
+        return jobs
 
-    def _bucket_samples(self, expr: str, now: float) -> list[tuple[dict[str, str], float]]:
+    def _value(self, expr: str, window: str, now: float) -> Measurement:
+        return measurement(self.source.instant(expr, at=now), window=window)
+
+    def _samples(self, expr: str, now: float) -> Samples:
         return [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples]
+
+    def _rate_histories(
+        self, plan: Plan, now: float, pool: ThreadPoolExecutor
+    ) -> dict[str, dict[str, list[float | None]]]:
+        """Each tier's request rate over the long window at 5-minute and 1-minute resolution (fleet peaks)."""
+        start = now - parse_duration(self.long_window)
+        futures = {
+            (res, t.name): pool.submit(
+                self._rate_series, q.REQUEST_RATE.for_tier(t.label_selector, window=res), start, now, step
+            )
+            for res, step in (("5m", 300.0), ("1m", 60.0))
+            for t in plan.tiers
+        }
+        out: dict[str, dict[str, list[float | None]]] = {"5m": {}, "1m": {}}
+        for (res, name), future in futures.items():
+            out[res][name] = future.result()
+        return out
 
     def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:
         result = self.source.range(expr, start, end, step)
@@ -157,31 +178,26 @@ class PrometheusCollector:
         newest = age.samples[0].value if age and age.samples else None
         return SourceHealth(h.reachable, h.url, h.reason, newest)
 
-    def _jobs(self, plan: Plan, tier: Tier, window: str) -> list[_Job]:
-        sel = tier.label_selector
-        ttft_slo, tpot_slo = plan.slo_for(tier)
-        jobs = [_Job(field, query.for_tier(sel, window=self.long_window if w == "long" else window),
-                     self.long_window if w == "long" else window) for field, (query, w) in _FIELDS.items()]  # fmt: skip
-        jobs.append(_Job("data_age", q.DATA_AGE.for_tier(sel), "now"))
-        for w in self.burn_windows:
-            jobs.append(_Job(f"bad:ttft:{w}", q.TTFT_BUCKETS.for_tier(sel, window=w), w, ttft_slo))
-            jobs.append(_Job(f"bad:tpot:{w}", q.TPOT_BUCKETS.for_tier(sel, window=w), w, tpot_slo))
-            jobs.append(_Job(f"bad:errors:{w}", q.ERROR_RATIO.for_tier(sel, window=w), w))
-        return jobs
-
     def _observation(
-        self, tier: str, values: dict[str, Measurement], now: float, window: str, requests: float | None
+        self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str
     ) -> TierObservation:
+        values = {key[1]: v for key, v in fetched.items() if key[0] == "value"}
+        values.update(_quantiles(tier, fetched, window))
+        values.update(_bad_fractions(plan, tier, fetched, self.burn_windows))
         age, up = values.pop("data_age"), values["replicas_up"]
+        requests = _requests_seen(cast(Samples, fetched[("buckets", "prompt", window)]), parse_duration(window))
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
         for key in _PER_REQUEST:
             gated[key] = self._enough(gated[key], requests, window)
         if not gated["replicas_ready"].known and gated["replicas_up"].known:
-            ready = gated["replicas_up"]
-            gated["replicas_ready"] = replace(ready, reason="kube-state-metrics absent: counting replicas up")
+            gated["replicas_ready"] = replace(gated["replicas_up"], reason="kube-state-metrics absent: replicas up")
+        if gated["cold_start_p95"].value is None and "no data" in gated["cold_start_p95"].reason:
+            gated["cold_start_p95"] = replace(
+                gated["cold_start_p95"], reason=f"no replica started in {self.long_window}"
+            )
         bad = {k.removeprefix("bad:"): v for k, v in gated.items() if k.startswith("bad:")}
         fields = {k: v for k, v in gated.items() if not k.startswith("bad:")}
-        base = TierObservation(tier=tier, evaluated_at=now, window=window, bad_fraction=bad)
+        base = TierObservation(tier=tier.name, evaluated_at=now, window=window, bad_fraction=bad)
         return replace(base, **cast(dict[str, Any], fields))
 
     def _enough(self, value: Measurement, requests: float | None, window: str) -> Measurement:
@@ -202,21 +218,33 @@ class PrometheusCollector:
         return value
 
 
-@dataclass(frozen=True)
-class _Job:
-    key: str
-    expr: str
-    window: str
-    threshold: float | None = None
+def _quantiles(tier: Tier, fetched: Mapping[tuple[str, ...], Any], window: str) -> dict[str, Measurement]:
+    """p50/p95/p99 from each histogram's bucket vector, exactly as histogram_quantile computes them."""
+    out = {}
+    for family, (_, fields) in _HISTOGRAMS.items():
+        groups = list(buckets_by_group(fetched[("buckets", family, window)]).values())
+        for field, (quantile, query) in fields.items():
+            expr = query.for_tier(tier.label_selector, window=window)
+            value = merged_quantile(quantile, groups) if groups else None
+            out[field] = (Measurement(value, expr, window) if value is not None
+                          else Measurement.unknown("no observations in the window", expr, window))  # fmt: skip
+    return out
 
-    def run(self, source: PrometheusSource, now: float) -> Measurement:
-        result = source.instant(self.expr, at=now)
-        if self.threshold is None:
-            return measurement(result, window=self.window)
-        share = fraction_over_groups(((s.labels, s.value) for s in result.samples), self.threshold)
-        if share.fraction is None:
-            return Measurement.unknown(share.reason or "no observations in the window", self.expr, self.window)
-        return Measurement(share.fraction, self.expr, self.window, samples=len(result.samples))
+
+def _bad_fractions(
+    plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], windows: Sequence[str]
+) -> dict[str, Measurement]:
+    """Share of requests over the tier's TTFT and TPOT thresholds per burn window (interpolated in-bucket)."""
+    thresholds = dict(zip(("ttft", "tpot"), plan.slo_for(tier), strict=True))
+    out = {}
+    for family, threshold in thresholds.items():
+        query = _HISTOGRAMS[family][0]
+        for w in windows:
+            share = fraction_over_groups(fetched[("buckets", family, w)], threshold)
+            expr = query.for_tier(tier.label_selector, window=w)
+            unknown = Measurement.unknown(share.reason or "no observations", expr, w)
+            out[f"bad:{family}:{w}"] = Measurement(share.fraction, expr, w) if share.fraction is not None else unknown
+    return out
 
 
 def _requests_seen(bucket_samples: Sequence[tuple[Mapping[str, str], float]], window_seconds: float) -> float | None:
