@@ -78,6 +78,7 @@ class FileSD:
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; Prometheus often runs as another user (nobody)
         os.replace(tmp, self.path)
         self._last = text
         return True

@@ -71,6 +71,7 @@ from monitor.queries.traffic import (
     PROMPT_TOKENS_P95,
     PROMPT_TOKENS_RATE,
     REQUEST_RATE,
+    REQUEST_RATE_PER_REPLICA,
 )
 
 __all__ = [
@@ -114,6 +115,7 @@ __all__ = [
     "REPLICAS_READY",
     "REPLICAS_UP",
     "REQUEST_RATE",
+    "REQUEST_RATE_PER_REPLICA",
     "RUNNING",
     "TPOT_BUCKETS",
     "TPOT_P50",

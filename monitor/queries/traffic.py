@@ -29,6 +29,7 @@ __all__ = [
     "PROMPT_TOKENS_RATE",
     "QUERIES",
     "REQUEST_RATE",
+    "REQUEST_RATE_PER_REPLICA",
 ]
 
 _FINISHED = "sum by ({by}) (rate(vllm:request_success_total{vsel}[{window}]))"
@@ -132,6 +133,14 @@ GENERATION_TOKENS_PER_REPLICA = Query(
     "avg by ({by}) (sum by ({by:job,instance,pod}) (rate(vllm:generation_tokens_total{vsel}[{window}])))",
     "tokens/s", "Output tokens per second per replica (job, instance, pod); its engines are summed.",
 )  # fmt: skip
+REQUEST_RATE_PER_REPLICA = Query(
+    "vllm_request_success_per_replica", "rate",
+    "avg by ({by}) (sum by ({by:job,instance,pod}) (rate(vllm:request_success_total{vsel}[{window}])))",
+    "requests/s",
+    "Finished requests per second per replica (job, instance, pod), every finished_reason; its engines are "
+    "summed. The load one replica carries, to hold against the plan's sized requests/s per replica.",
+    record=False,
+)  # fmt: skip
 CALLS_PER_USER_REQUEST = Query(
     "gateway_model_calls_per_user_request", "ratio",
     "sum by ({by}) (rate(gateway_model_calls_total{sel}[{window}]))"
@@ -146,5 +155,5 @@ QUERIES: tuple[Query, ...] = (
     PROMPT_TOKENS_P50, PROMPT_TOKENS_P95, OUTPUT_TOKENS_P50, OUTPUT_TOKENS_P95,
     PROMPT_TOKENS_BUCKETS, OUTPUT_TOKENS_BUCKETS,
     PROMPT_TOKENS_MEAN, OUTPUT_TOKENS_MEAN, PROMPT_TOKENS_RATE, GENERATION_TOKENS_RATE,
-    GENERATION_TOKENS_PER_REPLICA, CALLS_PER_USER_REQUEST,
+    GENERATION_TOKENS_PER_REPLICA, REQUEST_RATE_PER_REPLICA, CALLS_PER_USER_REQUEST,
 )  # fmt: skip
