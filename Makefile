@@ -8,7 +8,14 @@ STAMP := $(VENV)/.installed
 CODE := $(wildcard monitor forecasting fleetsim tests benchmarks)
 PACKAGES := $(wildcard monitor forecasting fleetsim)
 
-.PHONY: test lint typecheck unit setup tools clean rules
+.PHONY: test lint typecheck unit setup tools clean rules demo
+
+# The whole product on loopback until Ctrl-C: `make demo`, `make demo SCENARIO=long-prompts`,
+# `make demo CLOSED_LOOP=1` (recommendations drive fleetsim's replica counts).
+SCENARIO ?= baseline
+DAYS ?= 28
+PLAN ?= examples/capstone.yaml
+CLOSED_LOOP ?=
 
 setup: $(STAMP) tools
 
@@ -40,6 +47,9 @@ typecheck: $(STAMP)
 
 test: setup lint typecheck
 	$(BIN)/pytest
+
+demo: setup
+	$(BIN)/planwatch demo --plan $(PLAN) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

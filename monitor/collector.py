@@ -159,18 +159,22 @@ class PrometheusCollector:
 
     def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:
         result = self.source.range(expr, start, end, step)
-        points = {round(p.timestamp): p.value for s in result.series for p in s.points}
-        grid = [round(start + i * step) for i in range(int((end - start) // step) + 1)]
+        # Prometheus answers on the grid start + k x step, with millisecond timestamps: match at that precision.
+        points: dict[float, float] = {}
+        for series in result.series:
+            for p in series.points:
+                points[round(p.timestamp, 3)] = points.get(round(p.timestamp, 3), 0.0) + p.value
+        grid = [round(start + i * step, 3) for i in range(int((end - start) // step) + 1)]
         return [_finite(points.get(t)) for t in grid]
 
     def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
+        """Demand at whole multiples of the step (so repeated fits see one grid); None where no data."""
         window = _promql_duration(step_seconds)
         expr = q.DEMAND_RATE.for_tier(plan.tier(tier).label_selector, window=window)
-        result = self.source.range(expr, start, end, step_seconds)
-        points = {p.timestamp: p.value for s in result.series[:1] for p in s.points}
-        stamps = tuple(start + i * step_seconds for i in range(int((end - start) // step_seconds) + 1))
-        values = tuple(_finite(points.get(t)) for t in stamps)
-        return DemandHistory(tier, step_seconds, stamps, values, expr)
+        first, last = start - start % step_seconds + step_seconds, end - end % step_seconds
+        values = self._rate_series(expr, first, last, step_seconds)
+        stamps = tuple(first + i * step_seconds for i in range(len(values)))
+        return DemandHistory(tier, step_seconds, stamps, tuple(values), expr)
 
     def health(self, now: float) -> SourceHealth:
         h = check_health(self.source)

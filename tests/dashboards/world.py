@@ -28,14 +28,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
 from prometheus_client import CollectorRegistry
 
 from fleetsim.backfill import Request, execute, resolve_spec
-from fleetsim.promstack import PrometheusConfig, PrometheusProcess, free_port
+from fleetsim.deploy import PROMETHEUS_CONFIG, RawPrometheusConfig, localized_prometheus_config
+from fleetsim.promstack import PrometheusProcess, free_port
 from monitor.service.app import Services, build_services
 from monitor.service.settings import load_settings
 from tests.harness.exporter import Exporter
@@ -43,45 +44,12 @@ from tests.harness.exporter import Exporter
 __all__ = ["PROMETHEUS_CONFIG", "REPO", "World", "label_values", "localized_config", "morning_plan", "query"]
 
 REPO = Path(__file__).resolve().parents[2]
-PROMETHEUS_CONFIG = REPO / "deploy" / "prometheus" / "prometheus.yml"
 HISTORY_HOURS = 3
 SCALED_TIER = "fast"
 
 
-@dataclass(frozen=True)
-class _RawConfig(PrometheusConfig):
-    """A prometheus.yml given as text (the repository's own), with promstack's process handling."""
-
-    text: str = ""
-
-    def render(self) -> str:
-        return self.text
-
-
 def localized_config(mounts: Mapping[str, Path], addresses: Mapping[str, str], interval: str = "1s") -> str:
-    """deploy/prometheus/prometheus.yml for processes on this machine: a relative path's first part is looked
-    up in `mounts` (`rules` -> the repository's rules/), static targets in `addresses` (`planwatch:8080` ->
-    `127.0.0.1:PORT`); Alertmanagers not in `addresses` are left out. Intervals become `interval`."""
-    doc: dict[str, Any] = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
-
-    def local(path: str) -> str:
-        first, *rest = PurePosixPath(path).parts
-        return str(mounts[first].joinpath(*rest))
-
-    def known(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        kept = [{**g, "targets": [addresses[t] for t in g["targets"] if t in addresses]} for g in groups]
-        return [g for g in kept if g["targets"]]
-
-    doc["global"] |= {"scrape_interval": interval, "evaluation_interval": interval}
-    doc["rule_files"] = [local(p) for p in doc.get("rule_files", [])]
-    managers = [{**m, "static_configs": known(m["static_configs"])} for m in doc["alerting"]["alertmanagers"]]
-    doc["alerting"]["alertmanagers"] = [m for m in managers if m["static_configs"]]
-    for job in doc["scrape_configs"]:
-        for sd in job.get("file_sd_configs", []):
-            sd["files"] = [local(f) for f in sd["files"]]
-        for group in job.get("static_configs", []):
-            group["targets"] = [addresses[t] for t in group["targets"]]  # a scrape target must be given
-    return yaml.safe_dump(doc, sort_keys=False)
+    return localized_prometheus_config(mounts, addresses, interval)
 
 
 def morning_plan(now: float, minutes_after_open: int = 45) -> dict[str, Any]:
@@ -177,7 +145,7 @@ class World:
         self._closers.append(exporter.close)
         mounts = {"rules": REPO / "rules", "sd": sd}
         text = localized_config(mounts, {"planwatch:8080": exporter.target})
-        self.prometheus = PrometheusProcess.start(_RawConfig(text=text, data_dir=self.work / "data"),
+        self.prometheus = PrometheusProcess.start(RawPrometheusConfig(text=text, data_dir=self.work / "data"),
                                                   workdir=self.work / "prometheus")  # fmt: skip
         self._closers.append(self.prometheus.stop)
         self._planwatch(plan, registry)

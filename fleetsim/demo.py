@@ -1,0 +1,169 @@
+"""The local demo stack, no Docker needed: history, an emulated fleet, Prometheus, Alertmanager, planwatch.
+
+1. `fleetsim backfill` writes weeks of history (daily ramps, weekends, the scenario) into a fresh data dir;
+2. `fleetsim serve --resume` continues those counters live and keeps the file_sd targets current;
+3. Prometheus starts on that data dir from the shared deploy/prometheus/prometheus.yml, rules included;
+4. Alertmanager from examples/alertmanager.yml; 5. `planwatch serve` holds the plan against it all.
+Optionally planwatch's recommendations drive fleetsim's replica counts (the loop closed, as KEDA would).
+Everything listens on loopback; `stop()` ends every process it started.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+from fleetsim.deploy import RawPrometheusConfig, localized_prometheus_config
+from fleetsim.promstack import AlertmanagerConfig, AlertmanagerProcess, PrometheusProcess, free_port
+
+__all__ = ["DemoOptions", "DemoStack", "DemoUrls"]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    plan: Path
+    scenario: str = "baseline"
+    days: float = 28.0
+    step: str = "30s"
+    workdir: Path = REPO / ".demo"
+    closed_loop: bool = False
+    loop_interval_seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class DemoUrls:
+    planwatch: str
+    prometheus: str
+    alertmanager: str
+    fleetsim: str
+
+
+@dataclass
+class DemoStack:
+    options: DemoOptions
+    log: Callable[[str], None] = print
+    _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _managed: list[PrometheusProcess | AlertmanagerProcess] = field(default_factory=list)
+    _stop_loop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> DemoUrls:
+        o, work = self.options, self.options.workdir
+        if work.exists():
+            shutil.rmtree(work)
+        (work / "sd").mkdir(parents=True)
+        fleet_port, planwatch_port = free_port(), free_port()
+        self._say(f"backfilling {o.days:g} days of fleetsim history ({o.scenario}) ...")
+        self._run_backfill(fleet_port)
+        fleet = self._spawn("fleetsim", ["serve", str(o.plan), "--listen", f"127.0.0.1:{fleet_port}", "--file-sd",
+                                         str(work / "sd" / "targets.json"), "--resume", str(work / "state.json"),
+                                         "--scenario", o.scenario])  # fmt: skip
+        _wait_http(f"http://127.0.0.1:{fleet_port}/fleet", fleet, "fleetsim")
+        alertmanager = AlertmanagerProcess.start(self._alertmanager_config(), workdir=work / "alertmanager")
+        self._managed.append(alertmanager)
+        prometheus = self._start_prometheus(alertmanager.address, planwatch_port)
+        listen = f"127.0.0.1:{planwatch_port}"
+        planwatch = self._spawn("monitor", ["serve", str(o.plan), "--prometheus", prometheus.url, "--listen", listen,
+                                            "--state-db", str(work / "planwatch.db")])  # fmt: skip
+        _wait_http(f"http://127.0.0.1:{planwatch_port}/healthz", planwatch, "planwatch")
+        urls = DemoUrls(f"http://127.0.0.1:{planwatch_port}", prometheus.url, alertmanager.url,
+                        f"http://127.0.0.1:{fleet_port}")  # fmt: skip
+        if o.closed_loop:
+            threading.Thread(target=self._close_the_loop, args=(urls,), daemon=True).start()
+        return urls
+
+    def stop(self) -> None:
+        self._stop_loop.set()
+        for proc in reversed(self._procs):
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in reversed(self._procs):
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for managed in reversed(self._managed):
+            managed.stop()
+        self._procs.clear()
+        self._managed.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _say(self, text: str) -> None:
+        self.log(text)
+
+    def _run_backfill(self, fleet_port: int) -> None:
+        o, work = self.options, self.options.workdir
+        argv = [sys.executable, "-m", "fleetsim", "backfill", str(o.plan), "--days", f"{o.days:g}", "--step", o.step,
+                "--scenario", o.scenario, "--instance", f"127.0.0.1:{fleet_port}", "--prometheus-data",
+                str(work / "prometheus-data"), "--state-out", str(work / "state.json")]  # fmt: skip
+        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"backfill failed: {done.stderr.strip() or done.stdout.strip()}")
+        self._say(done.stderr.strip() or done.stdout.strip())
+
+    def _spawn(self, module: str, args: list[str]) -> subprocess.Popen[bytes]:
+        log = (self.options.workdir / f"{module}.log").open("wb")
+        proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        self._procs.append(proc)
+        return proc
+
+    def _alertmanager_config(self) -> AlertmanagerConfig:
+        example = REPO / "examples" / "alertmanager.yml"
+        return AlertmanagerConfig(raw_yaml=example.read_text()) if example.exists() else AlertmanagerConfig()
+
+    def _start_prometheus(self, alertmanager: str, planwatch_port: int) -> PrometheusProcess:
+        work = self.options.workdir
+        text = localized_prometheus_config(
+            {"rules": REPO / "rules", "sd": work / "sd"},
+            {"planwatch:8080": f"127.0.0.1:{planwatch_port}", "alertmanager:9093": alertmanager},
+        )
+        prom = PrometheusProcess.start(RawPrometheusConfig(text=text, data_dir=work / "prometheus-data"),
+                                       workdir=work / "prometheus")  # fmt: skip
+        self._managed.append(prom)
+        return prom
+
+    def _close_the_loop(self, urls: DemoUrls) -> None:
+        """Apply planwatch's recommendations to fleetsim, as an autoscaler reading them would."""
+        with httpx.Client(timeout=10) as client:
+            while not self._stop_loop.wait(self.options.loop_interval_seconds):
+                try:
+                    recs = client.get(f"{urls.planwatch}/v1/recommendations").json().get("recommendations", [])
+                    for rec in recs:
+                        if rec.get("stale") or rec.get("recommended_replicas") == rec.get("current_replicas"):
+                            continue
+                        body = {"replicas": rec["recommended_replicas"]}
+                        client.post(f"{urls.fleetsim}/tiers/{rec['tier']}/scale", json=body)
+                        self._say(f"closed loop: scaled {rec['tier']} to {body['replicas']} ({rec.get('reason')})")
+                except (httpx.HTTPError, ValueError, KeyError) as exc:
+                    self._say(f"closed loop: skipped a round ({exc})")
+
+
+def _wait_http(url: str, proc: subprocess.Popen[bytes], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode}; see its log in the demo folder")
+        try:
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError(f"{what} did not answer at {url} within {timeout:.0f} s")

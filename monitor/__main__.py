@@ -1,0 +1,5 @@
+"""`python -m monitor` is the `planwatch` command."""
+
+from monitor.cli.main import main
+
+main()
