@@ -13,6 +13,7 @@ import logging
 import signal
 import socket
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +77,7 @@ def run(settings: Settings, collector: Collector | None = None, log_level: str =
     config = uvicorn.Config(services.app, lifespan="on", log_level=log_level, access_log=False)
     config.load()  # uvicorn imports its protocol modules here: load them before freezing the heap
     _freeze_startup_heap()
+    sys.setswitchinterval(_GIL_SWITCH_SECONDS)
     server = uvicorn.Server(config)
     try:
         with _signals_end_quietly():
@@ -85,6 +87,13 @@ def run(settings: Settings, collector: Collector | None = None, log_level: str =
         sock.close()
     if not server.started:
         fail("the advisor did not start (see the log above)", ExitCode.UNREACHABLE)
+
+
+# While a job computes (an evaluation: ~85 ms of Python on four tiers), the event loop gives up the GIL at
+# every socket call and waits up to the switch interval to get it back: at the default 5 ms, a request of a
+# dozen syscalls waits tens of ms. With an evaluation every 5 s, 0.5 ms lowered the benchmark's p99 from
+# 157 to 49 ms and from 366 to 229 ms in back-to-back runs on a busy two-core machine.
+_GIL_SWITCH_SECONDS = 0.0005
 
 
 def _freeze_startup_heap() -> None:

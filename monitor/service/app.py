@@ -21,6 +21,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from monitor.collector import PrometheusCollector
 from monitor.observe.collector import Collector
 from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
@@ -31,11 +32,15 @@ from monitor.service.settings import ConfigError, Settings
 from monitor.service.state import StateStore
 from monitor.service.views import render_bodies
 from monitor.sizing.plan_sizing import size_plan
-from monitor.source import collector_from_settings
+from monitor.source import HttpPrometheusSource, source_from_settings
 
 __all__ = ["Services", "build_services", "default_collector"]
 
 log = logging.getLogger("planwatch.service")
+
+
+def _nothing() -> None:
+    return None
 
 
 @dataclass
@@ -45,6 +50,7 @@ class Services:
     registry: CollectorRegistry
     app: FastAPI = field(init=False, repr=False)
     scheduler: BackgroundScheduler | None = None
+    close_collector: Callable[[], None] = _nothing  # only a collector built here is closed here
     _closed: bool = False
 
     @property
@@ -73,13 +79,20 @@ class Services:
         self._closed = True
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=True)
+        self.close_collector()
         self.store.close()
 
 
 def default_collector(settings: Settings) -> Collector:
     """The Prometheus-backed collector (`monitor.collector` over the `monitor.source` adapter)."""
-    collector: Collector = collector_from_settings(settings.prometheus, long_window=settings.long_window)
-    return collector
+    return PrometheusCollector(source_from_settings(settings.prometheus), long_window=settings.long_window)
+
+
+def _closer(collector: Collector) -> Callable[[], None]:
+    """How to release what a collector built here holds (the HTTP session's connections)."""
+    if isinstance(collector, PrometheusCollector) and isinstance(collector.source, HttpPrometheusSource):
+        return collector.source.close
+    return _nothing
 
 
 def build_services(
@@ -97,13 +110,15 @@ def build_services(
         raise ConfigError("no plan: pass PLAN or set plan in the configuration")
     plan = load_plan(settings.plan)
     sizing = size_plan(plan)
+    owned = collector is None
     collector = collector or default_collector(settings)
+    close_collector = _closer(collector) if owned else _nothing
     results = Results(Snapshot(plan, sizing, SourceStatus(settings.prometheus.url)), render_bodies)
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(AdvisorMetrics(results, clock))
     store = StateStore.open(settings.state_db)
     jobs = JobContext(plan, sizing, settings, collector, store, results, clock, timer)
-    services = Services(settings, jobs, registry, scheduler=_scheduler(jobs) if schedule else None)
+    services = Services(settings, jobs, registry, _scheduler(jobs) if schedule else None, close_collector)
     services.app = create_app(ApiContext(settings, results, store, registry, clock), _lifespan(services))
     return services
 

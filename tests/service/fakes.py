@@ -1,0 +1,65 @@
+"""In-test stand-ins for the service's edges: a clock the test moves and a collector the test feeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from monitor.observe.collector import DemandHistory, SourceHealth
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan import Plan
+from tests.builders import baseline_observation
+
+NOW = 1_800_000_000.0  # Fri 2027-01-15 08:00 UTC: 03:00 in New York, outside the copilot's business hours
+
+
+@dataclass
+class Clock:
+    """Time as the test says: `clock()` reads it, `advance()` moves it."""
+
+    now: float = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
+        return self.now
+
+
+def copilot_observation(demand_rps: float = 30.0, replicas: float = 3.0, **change: Any) -> TierObservation:
+    """The support copilot as its plan expects it, at a given demand and replica count."""
+    m = Measurement.of
+    base = baseline_observation()
+    return replace(base, demand_rate=m(demand_rps), request_rate=m(demand_rps), replicas_ready=m(replicas), **change)
+
+
+@dataclass
+class FakeCollector:
+    """Returns the observations it was given; raises ConnectionError while `reachable` is False."""
+
+    observations: dict[str, TierObservation] = field(default_factory=lambda: {"copilot": copilot_observation()})
+    reachable: bool = True
+    history: dict[str, DemandHistory] = field(default_factory=dict)
+    url: str = "http://fake-prometheus:9090"
+    calls: int = 0
+
+    def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
+        self.calls += 1
+        self._check()
+        return {k: replace(v, evaluated_at=now, window=window) for k, v in self.observations.items()}
+
+    def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
+        self._check()
+        if tier not in self.history:
+            return DemandHistory(tier, step_seconds, (), (), "fake")
+        return self.history[tier]
+
+    def health(self, now: float) -> SourceHealth:
+        if not self.reachable:
+            return SourceHealth(False, self.url, "connection refused")
+        return SourceHealth(True, self.url, "", 15.0)
+
+    def _check(self) -> None:
+        if not self.reachable:
+            raise ConnectionRefusedError(f"connection refused: {self.url}")

@@ -1,0 +1,81 @@
+"""The forecast refit: demand history -> forecast -> the outlook advice plans on (mean and 80% upper bound)."""
+
+from __future__ import annotations
+
+import pytest
+
+from forecasting import ForecastInputError, synthetic_traffic
+from monitor.observe.collector import DemandHistory
+from monitor.service.app import Services
+from monitor.service.forecasts import forecast_tier
+from tests.service.conftest import ApiClient
+from tests.service.fakes import Clock, FakeCollector
+
+
+def _history(days: float, gap: slice | None = None) -> DemandHistory:
+    series = synthetic_traffic(days, timezone="America/New_York", seed=3)
+    values: list[float | None] = [float(v) for v in series.values]
+    if gap is not None:
+        values[gap] = [None] * len(values[gap])
+    times = tuple(float(t) for t in series.timestamps_s)
+    return DemandHistory("copilot", 300.0, times, tuple(values), "tier:demand_rps")
+
+
+@pytest.mark.parametrize(
+    ("days", "gap", "model_prefix"),
+    [
+        pytest.param(14, None, "", id="two weeks of history are backtested and a model picked"),
+        pytest.param(14, slice(2000, 2100), "", id="a gap of eight hours is filled, not read as zero demand"),
+        pytest.param(0.5, None, "mean_drift", id="half a day of history still gives a (wide) outlook"),
+    ],
+)
+def test_the_outlook_is_the_forecast_mean_and_its_80_percent_upper_bound(
+    days: float, gap: slice | None, model_prefix: str
+) -> None:
+    history = _history(days, gap)
+    end = history.timestamps[-1]
+    f = forecast_tier(history, end, horizon_seconds=86_400.0)
+    o = f.outlook
+    assert len(o.timestamps) == 288 and o.timestamps[0] == end + 300.0
+    assert all(lo <= m <= up for lo, m, up in zip(f.lower, o.mean, o.upper, strict=True))
+    assert o.model == f.model and f.model.startswith(model_prefix)
+    assert f.next_peak_rps is not None and f.next_peak_upper_rps is not None
+    assert f.next_peak_upper_rps >= f.next_peak_rps > 0
+    assert f.history_points == len(history.timestamps) - (gap.stop - gap.start if gap else 0)
+
+
+def test_no_history_is_an_error_not_a_flat_zero_forecast() -> None:
+    empty = DemandHistory("copilot", 300.0, (1.0, 2.0), (None, None), "q")
+    with pytest.raises(ForecastInputError, match="tier copilot: 0 point"):
+        forecast_tier(empty, 2.0, 86_400.0)
+
+
+def test_the_refit_job_publishes_forecasts_and_advice_plans_on_them(
+    services: Services, collector: FakeCollector, clock: Clock
+) -> None:
+    collector.history = {"copilot": _history(14)}
+    clock.now = collector.history["copilot"].timestamps[-1]
+    services.refit_now()
+    services.evaluate_now()
+    api = ApiClient(services.app)
+    (tier,) = api.get("/v1/forecast").json()["tiers"]
+    assert tier["name"] == "copilot" and len(tier["upper"]) == 288 and tier["interval"] == "80%"
+    (rec,) = api.get("/v1/recommendations").json()["recommendations"]
+    assert rec["needed_at_forecast_peak"] is not None
+    assert 'planwatch_forecast_peak_requests_per_second{tier="copilot"}' in api.get("/metrics").text
+
+
+def test_a_failed_refit_keeps_the_previous_forecast_and_says_why(
+    services: Services, collector: FakeCollector, clock: Clock
+) -> None:
+    collector.history = {"copilot": _history(14)}
+    clock.now = collector.history["copilot"].timestamps[-1]
+    first = services.refit_now().forecasts["copilot"]
+    collector.reachable = False
+    clock.advance(3600)
+    snapshot = services.refit_now()
+    assert snapshot.forecasts["copilot"] is first
+    assert snapshot.forecast_errors["copilot"].startswith("Prometheus unreachable")
+    assert ApiClient(services.app).get("/v1/forecast").json()["errors"]["copilot"].startswith("Prometheus")
+    clock.advance(2 * 86_400)  # the kept forecast no longer reaches into the future: dropped
+    assert "copilot" not in services.refit_now().forecasts
