@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from forecasting.errors import ForecastInputError
 from forecasting.events import crossing_time
 from forecasting.series import FloatArray
+from monitor.plan.hours import within_hours
 
 __all__ = ["MorningRamp", "is_business_hours", "local_time", "next_morning_ramp", "zone"]
 
@@ -36,11 +37,6 @@ def local_time(timestamp_s: float, timezone: str) -> datetime:
     return datetime.fromtimestamp(timestamp_s, zone(timezone))
 
 
-def _in_window(clock: time, start: time, end: time) -> bool:
-    """start <= clock < end, where a window with end <= start wraps midnight (e.g. 22:00-06:00)."""
-    return start <= clock < end if start < end else clock >= start or clock < end
-
-
 def is_business_hours(
     timestamp_s: float,
     timezone: str,
@@ -49,8 +45,7 @@ def is_business_hours(
     weekdays: Collection[int] = WEEKDAYS,
 ) -> bool:
     """True when the local time is within [start, end) on one of `weekdays` (Monday = 0)."""
-    local = local_time(timestamp_s, timezone)
-    return local.weekday() in weekdays and _in_window(local.time(), start, end)
+    return within_hours(local_time(timestamp_s, timezone), start, end, weekdays)
 
 
 @dataclass(frozen=True)
@@ -68,8 +63,9 @@ class MorningRamp:
 
 
 def _night_mask(timestamps_s: FloatArray, tz: ZoneInfo, start: time, end: time) -> NDArray[np.bool_]:
-    clocks = [datetime.fromtimestamp(float(ts), tz).time() for ts in timestamps_s]
-    return np.array([_in_window(c, start, end) for c in clocks], dtype=bool)
+    every_day = range(7)
+    return np.array([within_hours(datetime.fromtimestamp(float(ts), tz), start, end, every_day) for ts in timestamps_s],
+                    dtype=bool)  # fmt: skip
 
 
 def next_morning_ramp(

@@ -25,7 +25,7 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.histogram import buckets_by_group, fraction_over_groups
 from monitor.queries.query import Query
-from monitor.source import PrometheusSource, gate_down, gate_stale, measurement
+from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
 from monitor.units import parse_duration
 
@@ -105,11 +105,20 @@ class PrometheusCollector:
     min_requests: int = 50
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
-        """One observation per tier, plus the fleet view under `FLEET`."""
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
+        ends the collection at once: the queries still queued are cancelled, not retried one by one."""
+        probe = check_health(self.source)  # one cheap query first, not a fan-out of doomed ones
+        if not probe.reachable:
+            raise PrometheusUnreachable(probe.url, probe.reason)
+        pool = ThreadPoolExecutor(max_workers=self.workers)
+        try:
             fetched = {t.name: self._fetch(t, window, now, pool) for t in plan.tiers}
             rates = self._rate_histories(plan, now, pool)
             values = {name: {k: f.result() for k, f in futures.items()} for name, futures in fetched.items()}
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         tiers = {t.name: self._observation(plan, t, values[t.name], now, window) for t in plan.tiers}
         prompt = {n: cast(Samples, v[("buckets", "prompt", window)]) for n, v in values.items()}
         output = {n: cast(Samples, v[("buckets", "output", window)]) for n, v in values.items()}

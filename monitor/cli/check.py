@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
-from monitor.cli.render import print_evaluation
-from monitor.collector import PrometheusCollector
 from monitor.drift import Status
-from monitor.evaluation import Evaluation, evaluate
-from monitor.export import evaluation_to_dict
 from monitor.queries.query import validate_duration
-from monitor.sizing.plan_sizing import size_plan
-from monitor.source import PrometheusUnreachable, QueryError
 from monitor.units import parse_duration
+
+if TYPE_CHECKING:
+    from monitor.evaluation import Evaluation
 
 __all__ = ["register"]
 
@@ -45,6 +42,13 @@ def check(
     timeout: Timeout = 10.0,
 ) -> None:
     """Hold the plan against what Prometheus saw: drift per assumption, triggers, recommendations."""
+    from monitor.cli.render import print_evaluation  # heavy imports at run time keep `planwatch --help` fast
+    from monitor.collector import PrometheusCollector
+    from monitor.evaluation import evaluate
+    from monitor.export import evaluation_to_dict
+    from monitor.sizing.plan_sizing import size_plan
+    from monitor.source import PrometheusUnreachable, QueryError
+
     if fmt not in ("table", "json"):
         fail(f"--format {fmt!r} is not one of table, json")
     for name, value in (("--window", window), ("--long-window", long_window)):

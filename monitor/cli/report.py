@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from forecasting import ForecastError
-from monitor.advice import DemandOutlook
 from monitor.cli.common import ExitCode, err_console, fail, load_plan_or_exit
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
-from monitor.collector import PrometheusCollector
-from monitor.evaluation import evaluate
-from monitor.observe.collector import DemandHistory
-from monitor.plan.model import Plan
-from monitor.report.html import ReportInputs, render_report
-from monitor.service.forecasts import forecast_tier
-from monitor.sizing.plan_sizing import size_plan
-from monitor.source import PrometheusUnreachable, QueryError
 from monitor.units import parse_duration
+
+if TYPE_CHECKING:
+    from monitor.advice import DemandOutlook
+    from monitor.collector import PrometheusCollector
+    from monitor.observe.collector import DemandHistory
+    from monitor.plan.model import Plan
 
 __all__ = ["register"]
 
@@ -47,6 +43,12 @@ def report(
     timeout: Timeout = 30.0,
 ) -> None:
     """Write a self-contained HTML report: sizing, drift, triggers, forecast with the schedule, cost."""
+    from monitor.collector import PrometheusCollector  # heavy imports at run time keep `planwatch --help` fast
+    from monitor.evaluation import evaluate
+    from monitor.report.html import ReportInputs, render_report
+    from monitor.sizing.plan_sizing import size_plan
+    from monitor.source import PrometheusUnreachable, QueryError
+
     plan = load_plan_or_exit(plan_path)
     now = parse_time(at) or time.time()
     try:
@@ -79,6 +81,9 @@ def _histories(collector: PrometheusCollector, plan: Plan, now: float, seconds: 
 
 def _outlooks(histories: dict[str, DemandHistory], now: float, horizon_s: float) -> dict[str, DemandOutlook]:
     """Each tier's forecast; a tier whose history cannot be forecast is reported without one, and says why."""
+    from forecasting import ForecastError
+    from monitor.service.forecasts import forecast_tier
+
     outlooks = {}
     for name, hist in histories.items():
         try:

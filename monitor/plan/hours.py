@@ -1,17 +1,31 @@
-"""Business hours in the plan's timezone: when the availability SLO counts and when the morning ramp comes."""
+"""Business hours in the plan's timezone: when the availability SLO counts and when the morning ramp comes.
+
+The one implementation of "is this local time inside the working day": the forecasting package's calendar
+uses it too.
+"""
 
 from __future__ import annotations
 
-from datetime import time
+from collections.abc import Collection
+from datetime import datetime, time
+from zoneinfo import ZoneInfo
 
-from forecasting.calendar import is_business_hours
 from monitor.plan.model import BusinessHours
 
-__all__ = ["in_business_hours"]
+__all__ = ["in_business_hours", "within_hours"]
+
+
+def within_hours(local: datetime, start: time, end: time, weekdays: Collection[int]) -> bool:
+    """start <= local clock < end on one of `weekdays` (Monday = 0); a window whose end is not after its start
+    wraps midnight (22:00-06:00)."""
+    clock = local.time()
+    inside = start <= clock < end if start < end else clock >= start or clock < end
+    return local.weekday() in weekdays and inside
 
 
 def in_business_hours(unix_seconds: float, hours: BusinessHours) -> bool:
     """True on a listed weekday between start (inclusive) and end (exclusive), local time, DST included."""
+    local = datetime.fromtimestamp(unix_seconds, ZoneInfo(hours.timezone))
     start = time.fromisoformat(hours.start)
     end = time.max if hours.end == "24:00" else time.fromisoformat(hours.end)
-    return is_business_hours(unix_seconds, hours.timezone, start, end, {d.day_index for d in hours.weekdays})
+    return within_hours(local, start, end, {d.day_index for d in hours.weekdays})

@@ -109,7 +109,7 @@ def test_a_missing_file_and_a_missing_csv_option_are_errors_too(tmp_path: Path) 
     missing = runner.invoke(_app(), ["forecast", "--csv", str(tmp_path / "nope.csv")])
     assert missing.exit_code == 2 and "nope.csv: cannot read" in missing.stderr
     no_csv = runner.invoke(_app(), ["forecast"])
-    assert no_csv.exit_code == 2 and "give --csv FILE" in no_csv.stderr
+    assert no_csv.exit_code == 2 and "give either --csv FILE, or PLAN with --prometheus URL" in no_csv.stderr
 
 
 def test_json_has_exactly_the_documented_keys(demand_csv: Path) -> None:
