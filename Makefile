@@ -51,5 +51,13 @@ test: setup lint typecheck
 demo: setup
 	$(BIN)/planwatch demo --plan $(PLAN) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
 
+# Regenerate the committed rules (tests fail when the committed files differ from the generators).
+rules: $(STAMP)
+	$(BIN)/python -m monitor.queries.rules > rules/recording.yml
+	$(BIN)/planwatch rules examples/capstone.yaml --out rules/capstone-slo.yml
+	$(BIN)/planwatch rules examples/support-copilot.yaml --out rules/support-copilot-slo.yml
+	$(BIN)/planwatch rules --advisor --out rules/alerts-planwatch.yml
+	$(BIN)/python -m monitor.dashboards
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

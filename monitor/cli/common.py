@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from monitor.plan import Plan, PlanError, load_plan
 
@@ -31,7 +32,7 @@ class OutputFormat:
 
 
 def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(int(code))
 
 

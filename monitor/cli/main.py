@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import check, demo, forecast, report, serve, size
+    from monitor.cli import check, demo, forecast, report, rules, serve, size
 
     app = typer.Typer(
         name="planwatch",
@@ -29,6 +29,7 @@ def build_app() -> typer.Typer:
     check.register(app)
     forecast.register(app)
     report.register(app)
+    rules.register(app)
     serve.register(app)
     demo.register(app)
     return app

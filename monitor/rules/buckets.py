@@ -1,0 +1,101 @@
+"""Which histogram buckets bracket a threshold: vLLM's bucket lists, old and new, and the bracket chosen.
+
+A threshold (an SLO of 1.2 s) is rarely a bucket bound, so the count of observations at or below it is
+interpolated linearly between the two bounds around it, as histogram_quantile does (observations spread
+evenly inside a bucket; the first bucket starts at 0). PromQL can only read buckets that exist, so the
+bounds come from the bucket lists vLLM is known to export (reference §1.3):
+
+- TTFT and the per-token ITL/TPOT histograms were extended by vLLM #15202 (2025-04-07, ~v0.8.4). The list
+  before it is a prefix of the current one, ending at 10 s (TTFT) and 2.5 s (TPOT). A threshold within the
+  old list's range is bracketed by bounds both lists have, so replicas on either release are read the same.
+  Above it the current list's bounds are used: replicas still on the old list have no series for the upper
+  bound, so their model drops out of the ratio (neither good nor bad: unknown), and a model whose replicas
+  mix both lists is read from its new replicas' upper bucket only (its bad share is overstated). Upgrade, or
+  keep such thresholds within the old range.
+- Token-count histograms (prompt and output lengths) use `build_1_2_5_buckets(max_model_len)`: the bounds
+  depend on the tier's max_model_len. A threshold above the last finite bound cannot be interpolated: the
+  count at it is the count at the last finite bound (everything in the +Inf bucket is taken to be above
+  it), which is what `monitor.observe.fleet.merged_quantile` does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "ITL_BOUNDS",
+    "ITL_BOUNDS_BEFORE_15202",
+    "TTFT_BOUNDS",
+    "TTFT_BOUNDS_BEFORE_15202",
+    "Bracket",
+    "bracket",
+    "latency_bracket",
+]
+
+TTFT_BOUNDS: tuple[float, ...] = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+)  # fmt: skip
+TTFT_BOUNDS_BEFORE_15202: tuple[float, ...] = tuple(b for b in TTFT_BOUNDS if b <= 10.0)
+ITL_BOUNDS: tuple[float, ...] = (
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+)  # fmt: skip
+ITL_BOUNDS_BEFORE_15202: tuple[float, ...] = tuple(b for b in ITL_BOUNDS if b <= 2.5)
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """How to read the count at `threshold`: between `lower` and `upper` (lower 0: the first bucket);
+    `upper is None` means above the last finite bound (read at `lower`, the last finite bound)."""
+
+    threshold: float
+    lower: float
+    upper: float | None
+
+    @property
+    def exact(self) -> bool:
+        """The threshold is a bound: its bucket is read as is."""
+        return self.upper == self.threshold
+
+    @property
+    def beyond(self) -> bool:
+        """Above the last finite bound: nothing to interpolate."""
+        return self.upper is None
+
+    @property
+    def fraction(self) -> float:
+        """(threshold - lower) / (upper - lower): the share of the bracketing bucket counted as at or below."""
+        if self.upper is None or self.upper == self.lower:
+            return 1.0
+        return (self.threshold - self.lower) / (self.upper - self.lower)
+
+
+def bracket(threshold: float, bounds: Sequence[float]) -> Bracket:
+    """The finite bounds around `threshold` in ascending `bounds` (0 below the first bound)."""
+    if not threshold > 0 or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
+    finite = sorted(b for b in bounds if math.isfinite(b))
+    if not finite:
+        raise ValueError("no finite bucket bounds")
+    lower = 0.0
+    for bound in finite:
+        if threshold <= bound:
+            return Bracket(threshold, lower, bound)
+        lower = bound
+    return Bracket(threshold, finite[-1], None)
+
+
+def latency_bracket(threshold: float, current: Sequence[float], before_15202: Sequence[float]) -> Bracket:
+    """Bounds both lists have when the threshold is within the old list's range, else the current list's.
+
+    Raises ValueError above the current list's last bound: such an SLO cannot be read from the histogram.
+    """
+    chosen = bracket(threshold, before_15202 if threshold <= max(before_15202) else current)
+    if chosen.beyond:
+        raise ValueError(
+            f"threshold {threshold:g} s is above the histogram's last bucket bound {max(current):g} s: "
+            "the share of observations above it cannot be read from the buckets"
+        )
+    return chosen
