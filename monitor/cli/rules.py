@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from monitor.cli.common import fail, load_plan_or_exit
 from monitor.rules import render_advisor_rules, render_plan_rules
@@ -46,14 +45,14 @@ def rules(
         try:
             text = render_plan_rules(plan, str(plan_path), shown_out, tier_label)
         except ValueError as exc:
-            fail(escape(str(exc)))
+            fail(str(exc))
     if out is None:
         typer.echo(text, nl=False)
         return
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
-        fail(escape(f"cannot write {out}: {exc.strerror or exc}"))
+        fail(f"cannot write {out}: {exc.strerror or exc}")
 
 
 def main() -> None:
