@@ -79,8 +79,10 @@ Check = tuple[str, float, Measurement, Harm, str, str]
 def tier_drift(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[DriftRow]:
     """Every assumption that belongs to one tier, in the order a design review reads them."""
     tier = sizing.tier
+    standby = Measurement.unknown("standby tier: it takes traffic only in degraded mode, so it has no planned peak")
+    peak = _peak_check(sizing.workload.peak_rps, obs, plan.workload.calls_per_request)
     checks: list[Check] = [
-        _peak_check(sizing.workload.peak_rps, obs, plan.workload.calls_per_request),
+        ("peak_rate", 0.0, standby, "higher", "req/s", "") if sizing.standby else peak,
         *_length_checks(plan, sizing, obs),
         ("prefix_hit_rate", sizing.workload.prefix_hit_rate, obs.prefix_hit_rate, "lower", "ratio",
          "hits / queries in tokens"),

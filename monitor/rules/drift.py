@@ -144,7 +144,8 @@ def _tier_alerts(ctx: Context, tier: Tier, t: Mapping[str, DriftThreshold]) -> I
             f"{{{{ $value | humanizePercentage }}}}, below {prefix.value:.1%} = the plan's {prefix.plan:.1%} "
             f"x (1 - breach tolerance {number(prefix.breach)}). Judged on at least {MIN_REQUESTS} finished requests.",
         )  # fmt: skip
-    yield _peak(ctx, tier, t["peak_rate"])
+    if tier.routing.share > 0:  # a standby tier (the fallback) takes traffic only in degraded mode: no planned peak
+        yield _peak(ctx, tier, t["peak_rate"])
     kv_window = trigger_def("kv-pressure").window
     kv = q.KV_USAGE_MAX.for_tier(sel, window=kv_window)
     yield _alert(
