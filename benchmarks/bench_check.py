@@ -62,11 +62,13 @@ def scaled_plan(replicas: int, out: Path) -> Path:
 
 def backfill(plan: Path, data_dir: Path, minutes: int, end: str) -> float:
     started = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", "from fleetsim.cli import main; main()", "backfill", str(plan), "--days",
-         str(minutes / 1440), "--step", "30s", "--end", end, "--prometheus-data", str(data_dir)],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+         f"{minutes / 1440:.6f}", "--step", "30s", "--end", end, "--prometheus-data", str(data_dir)],
+        cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
+    if done.returncode:
+        sys.exit(f"backfill failed: {done.stderr.strip()}")
     return time.perf_counter() - started
 
 

@@ -17,11 +17,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Self, cast
 
 import httpx
+import yaml
 
 from fleetsim.deploy import RawPrometheusConfig, localized_prometheus_config
 from fleetsim.promstack import AlertmanagerConfig, AlertmanagerProcess, PrometheusProcess, free_port
@@ -40,6 +42,10 @@ class DemoOptions:
     workdir: Path = REPO / ".demo"
     closed_loop: bool = False
     loop_interval_seconds: float = 30.0
+    # Shift the plan's timezone so the demo opens at 9-11 local on a business day, whatever the hour here.
+    morning: bool = True
+    # Multiplies every alert's `for:` (tests only): 1/600 turns a 30-minute hold into 3 seconds.
+    hold_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -63,19 +69,27 @@ class DemoStack:
         if work.exists():
             shutil.rmtree(work)
         (work / "sd").mkdir(parents=True)
+        plan_path = self._prepare_plan()
+        self._prepare_rules(plan_path)
         fleet_port, planwatch_port = free_port(), free_port()
         self._say(f"backfilling {o.days:g} days of fleetsim history ({o.scenario}) ...")
-        self._run_backfill(fleet_port)
-        fleet = self._spawn("fleetsim", ["serve", str(o.plan), "--listen", f"127.0.0.1:{fleet_port}", "--file-sd",
-                                         str(work / "sd" / "targets.json"), "--resume", str(work / "state.json"),
-                                         "--scenario", o.scenario])  # fmt: skip
+        self._run_backfill(plan_path, fleet_port)
+        targets, state = str(work / "sd" / "targets.json"), str(work / "state.json")
+        fleet = self._spawn(
+            "fleetsim",
+            ["serve", str(plan_path), "--listen", f"127.0.0.1:{fleet_port}", "--file-sd", targets,
+             "--resume", state, "--scenario", o.scenario],
+        )  # fmt: skip
         _wait_http(f"http://127.0.0.1:{fleet_port}/fleet", fleet, "fleetsim")
         alertmanager = AlertmanagerProcess.start(self._alertmanager_config(), workdir=work / "alertmanager")
         self._managed.append(alertmanager)
         prometheus = self._start_prometheus(alertmanager.address, planwatch_port)
         listen = f"127.0.0.1:{planwatch_port}"
-        planwatch = self._spawn("monitor", ["serve", str(o.plan), "--prometheus", prometheus.url, "--listen", listen,
-                                            "--state-db", str(work / "planwatch.db")])  # fmt: skip
+        planwatch = self._spawn(
+            "monitor",
+            ["serve", str(plan_path), "--prometheus", prometheus.url, "--listen", listen,
+             "--state-db", str(work / "planwatch.db")],
+        )  # fmt: skip
         _wait_http(f"http://127.0.0.1:{planwatch_port}/healthz", planwatch, "planwatch")
         urls = DemoUrls(f"http://127.0.0.1:{planwatch_port}", prometheus.url, alertmanager.url,
                         f"http://127.0.0.1:{fleet_port}")  # fmt: skip
@@ -108,11 +122,36 @@ class DemoStack:
     def _say(self, text: str) -> None:
         self.log(text)
 
-    def _run_backfill(self, fleet_port: int) -> None:
+    def _prepare_plan(self) -> Path:
+        """The plan the demo runs: the given one, its timezone shifted to a local morning if asked."""
+        data = yaml.safe_load(self.options.plan.read_text())
+        if self.options.morning:
+            data["workload"]["business_hours"] = _morning(data["workload"].get("business_hours", {}), time.time())
+            self._say(f"demo plan: timezone {data['workload']['business_hours']['timezone']} so that it is a business "
+                      "morning there now (--no-morning keeps the plan's own)")  # fmt: skip
+        path = self.options.workdir / "plan.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        return path
+
+    def _prepare_rules(self, plan_path: Path) -> None:
+        """The generic rules as committed, plus the SLO and drift alerts generated for the demo's plan."""
+        from monitor.plan import load_plan
+        from monitor.rules.document import render_plan_rules
+
+        rules = self.options.workdir / "rules"
+        rules.mkdir()
+        for name in ("recording.yml", "alerts-planwatch.yml"):
+            shutil.copy(REPO / "rules" / name, rules / name)
+        text = render_plan_rules(load_plan(plan_path), source=str(self.options.plan), out=None,
+                                 hold_scale=self.options.hold_scale)  # fmt: skip
+        (rules / "plan-slo.yml").write_text(text)
+
+    def _run_backfill(self, plan_path: Path, fleet_port: int) -> None:
         o, work = self.options, self.options.workdir
-        argv = [sys.executable, "-m", "fleetsim", "backfill", str(o.plan), "--days", f"{o.days:g}", "--step", o.step,
-                "--scenario", o.scenario, "--instance", f"127.0.0.1:{fleet_port}", "--prometheus-data",
-                str(work / "prometheus-data"), "--state-out", str(work / "state.json")]  # fmt: skip
+        argv = [sys.executable, "-m", "fleetsim", "backfill", str(plan_path), "--days", f"{o.days:g}",
+                "--step", o.step, "--scenario", o.scenario, "--instance", f"127.0.0.1:{fleet_port}",
+                "--prometheus-data", str(work / "prometheus-data"),
+                "--state-out", str(work / "state.json")]  # fmt: skip
         done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"backfill failed: {done.stderr.strip() or done.stdout.strip()}")
@@ -131,7 +170,7 @@ class DemoStack:
     def _start_prometheus(self, alertmanager: str, planwatch_port: int) -> PrometheusProcess:
         work = self.options.workdir
         text = localized_prometheus_config(
-            {"rules": REPO / "rules", "sd": work / "sd"},
+            {"rules": work / "rules", "sd": work / "sd"},
             {"planwatch:8080": f"127.0.0.1:{planwatch_port}", "alertmanager:9093": alertmanager},
         )
         prom = PrometheusProcess.start(RawPrometheusConfig(text=text, data_dir=work / "prometheus-data"),
@@ -153,6 +192,17 @@ class DemoStack:
                         self._say(f"closed loop: scaled {rec['tier']} to {body['replicas']} ({rec.get('reason')})")
                 except (httpx.HTTPError, ValueError, KeyError) as exc:
                     self._say(f"closed loop: skipped a round ({exc})")
+
+
+def _morning(hours: dict[str, object], now: float) -> dict[str, object]:
+    """Business hours in a fixed-offset zone where `now` is between 9:00 and 11:00, today a working day."""
+    utc = datetime.fromtimestamp(now, UTC)
+    offset = next(h for h in range(-12, 15) if 9 <= (utc + timedelta(hours=h)).hour < 11)
+    local = utc + timedelta(hours=offset)
+    days = list(dict.fromkeys([*cast(list[str], hours.get("weekdays", ["mon", "tue", "wed", "thu", "fri"])),
+                                local.strftime("%a").lower()]))  # fmt: skip
+    zone = f"Etc/GMT{'-' if offset >= 0 else '+'}{abs(offset)}"  # POSIX signs: Etc/GMT-2 is UTC+2
+    return {**hours, "timezone": zone, "weekdays": days, "start": "08:00", "end": str(hours.get("end", "18:00"))}
 
 
 def _wait_http(url: str, proc: subprocess.Popen[bytes], what: str, timeout: float = 60.0) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -26,6 +27,11 @@ def demo(
     days: Annotated[float, typer.Option("--days", help="Days of history to backfill.")] = 28.0,
     step: Annotated[str, typer.Option("--step", help="Step of the backfilled history.")] = "30s",
     closed_loop: Annotated[bool, typer.Option("--closed-loop", help="Let recommendations scale fleetsim.")] = False,
+    morning: Annotated[
+        bool, typer.Option("--morning/--no-morning", help="Shift the plan's timezone to a business morning now.")
+    ] = True,
+    hold_scale: Annotated[float, typer.Option("--hold-scale", help="Scale alert `for:` times (tests only).")] = 1.0,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Where history, logs and state go.")] = Path(".demo"),
 ) -> None:
     """Backfill history, start fleetsim, Prometheus (with rules), Alertmanager and planwatch; print a tour."""
     from fleetsim.demo import DemoOptions, DemoStack
@@ -34,12 +40,14 @@ def demo(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    stack = DemoStack(DemoOptions(plan=plan, scenario=scenario, days=days, step=step, closed_loop=closed_loop),
-                      log=lambda text: err_console.print(text, highlight=False))  # fmt: skip
+    options = DemoOptions(plan=plan, scenario=scenario, days=days, step=step, closed_loop=closed_loop,
+                          morning=morning, hold_scale=hold_scale, workdir=workdir.resolve())  # fmt: skip
+    stack = DemoStack(options, log=lambda text: err_console.print(text, highlight=False))
     try:
         with stack:
             urls = stack.start()
             typer.echo(_tour(urls.planwatch, urls.prometheus, urls.alertmanager, urls.fleetsim, plan, scenario))
+            sys.stdout.flush()
             stop.wait()
             err_console.print("stopping ...")
     except (BinaryNotFound, RuntimeError, OSError) as exc:

@@ -1,0 +1,109 @@
+"""`planwatch demo` end to end, as `make demo` runs it: history, fleetsim, Prometheus with the rules,
+Alertmanager and planwatch on loopback. A drift scenario shows as a trigger in planwatch and as an alert in
+Alertmanager; Ctrl-C stops every process the demo started."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _running_under(workdir: Path) -> list[str]:
+    """Command lines of live processes that mention the demo's folder (its children all do)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(workdir) in cmd and "pytest" not in cmd:
+            found.append(cmd)
+    return found
+
+
+def _until(what: str, probe: Callable[[], Any], timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+            if last:
+                return last
+        except (httpx.HTTPError, ValueError, KeyError):
+            pass
+        time.sleep(2)
+    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path, subprocess.Popen[str]]]:
+    workdir = tmp_path / "demo"
+    argv = [sys.executable, "-m", "monitor", "demo", "--scenario", "long-prompts", "--days", "0.1", "--step", "60s",
+            "--hold-scale", "0.002", "--workdir", str(workdir)]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    try:
+        urls: dict[str, str] = {}
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            match = re.match(r"\s+(planwatch|Prometheus|Alertmanager|fleetsim)\s+(http://\S+)", line)
+            if match:
+                urls[match.group(1)] = match.group(2).removesuffix("/fleet")
+            if "Ctrl-C stops everything" in line:
+                break
+        assert len(urls) == 4, f"the demo did not come up: {urls}"
+        yield urls, workdir, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_the_demo_shows_recommendations_a_trigger_and_its_alert_then_stops_cleanly(
+    demo: tuple[dict[str, str], Path, subprocess.Popen[str]],
+) -> None:
+    urls, workdir, proc = demo
+    planwatch, alertmanager = urls["planwatch"], urls["Alertmanager"]
+
+    recs = _until("recommendations", lambda: httpx.get(f"{planwatch}/v1/recommendations").json()["recommendations"],
+                  120)  # fmt: skip
+    assert {r["tier"] for r in recs} == {"fast", "standard", "long-context", "fallback"}
+    assert all(r["recommended_replicas"] >= 0 for r in recs)
+
+    def prompt_trigger() -> list[dict[str, Any]]:
+        body = httpx.get(f"{planwatch}/v1/triggers", params={"state": "all"}).json()
+        return [t for t in body["triggers"] if t["id"] == "prompt-p95-above-plan"]
+
+    assert _until("the prompt-p95 trigger in planwatch", prompt_trigger, 180)
+
+    def prompt_alert() -> list[dict[str, Any]]:
+        alerts = httpx.get(f"{alertmanager}/api/v2/alerts").json()
+        return [a for a in alerts if a["labels"].get("alertname") == "PromptP95AbovePlan"]
+
+    alert = _until("PromptP95AbovePlan at Alertmanager", prompt_alert, 240)[0]
+    assert alert["labels"]["trigger"] == "prompt-p95-above-plan"
+    assert alert["annotations"]["runbook"]
+
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0
+    time.sleep(1)
+    assert _running_under(workdir) == [], json.dumps(_running_under(workdir), indent=1)
