@@ -36,7 +36,7 @@ from forecasting import forecast as run_model_selection
 from forecasting.csv_input import parse_csv_series
 from monitor.cli.common import load_plan_or_exit
 from monitor.cli.forecast_live import live_demand, pick_tier, replica_thresholds
-from monitor.cli.prom_options import BearerFile, Headers, Insecure, make_source
+from monitor.cli.prom_options import BearerFile, Headers, Insecure, make_source, parse_time
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable
 
 __all__ = [
@@ -362,6 +362,9 @@ def register(app: typer.Typer) -> None:
         prometheus: Annotated[str | None, typer.Option("--prometheus", help="Live mode: query API base URL")] = None,
         tier: Annotated[str | None, typer.Option("--tier", help="Live mode: the tier (default: the only one)")] = None,
         history: Annotated[str, typer.Option("--history", help="Live mode: how much history to fit on")] = "28d",
+        at: Annotated[
+            str | None, typer.Option("--at", help="Live mode: forecast from this time (ISO 8601, Unix s)")
+        ] = None,
         header: Headers = None,
         bearer_token_file: BearerFile = None,
         insecure: Insecure = False,
@@ -390,7 +393,9 @@ def register(app: typer.Typer) -> None:
         try:
             if plan_path is not None and prometheus is not None:
                 source = make_source(prometheus, header, bearer_token_file, insecure, 30.0)
-                series, options = _live(plan_path, source, tier, history, horizon, step, threshold, timezone, unit)
+                series, options = _live(
+                    plan_path, source, tier, history, horizon, step, threshold, timezone, unit, parse_time(at)
+                )
             else:
                 assert csv_file is not None
                 options = _options(horizon, step, threshold or [], timezone or "UTC", unit)
@@ -413,14 +418,14 @@ def register(app: typer.Typer) -> None:
 
 def _live(
     plan_path: Path, source: HttpPrometheusSource, tier_name: str | None, history: str, horizon: str, step: str | None,
-    threshold: list[float] | None, timezone: str | None, unit: str,
+    threshold: list[float] | None, timezone: str | None, unit: str, now: float | None,
 ) -> tuple[Series, ForecastOptions]:  # fmt: skip
     """The tier's demand history and the options: the plan's timezone, its replica steps as thresholds."""
     plan = load_plan_or_exit(plan_path)
     tier = pick_tier(plan, tier_name)
     step_seconds = parse_duration(step) if step else 300.0
     with source:
-        demand = live_demand(source, plan, tier, parse_duration(history), step_seconds)
+        demand = live_demand(source, plan, tier, parse_duration(history), step_seconds, now)
     if not np.isfinite(demand.series.values).any():
         raise ForecastInputError(
             f"no demand history for tier {tier.name} in the last {history}", source=demand.history.query

@@ -231,3 +231,30 @@ def test_check_cli_reports_an_unreachable_prometheus_with_exit_3() -> None:
     result = CliRunner().invoke(build_app(), ["check", str(COPILOT), "--prometheus", "http://127.0.0.1:9"])
     assert result.exit_code == 3
     assert "cannot reach Prometheus at http://127.0.0.1:9" in result.stderr
+
+
+def test_live_forecast_reads_the_tier_demand_and_steps_by_replica_capacity(
+    history: Callable[[Path, str, str], Path], tmp_path: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from monitor.cli.main import build_app
+
+    with PrometheusProcess.start(PrometheusConfig(data_dir=history(COPILOT, "baseline", "v1")), workdir=tmp_path) as p:
+        argv = ["forecast", str(COPILOT), "--prometheus", p.url, "--at", END, "--history", "1d", "--horizon", "6h",
+                "--format", "json"]  # fmt: skip
+        result = CliRunner().invoke(build_app(), argv)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {"model", "reason", "forecast", "next_peak", "ramp"} <= data.keys()
+    assert len(data["forecast"]) == 6 * 12  # 5-minute steps over the horizon
+    assert data["forecast"][0]["timestamp"] > NOW - 300
+    assert all(p["lower"] <= p["mean"] <= p["upper"] for p in data["forecast"])
+    # One ramp threshold per replica count up to replicas.max: the demand n replicas serve within the SLO.
+    thresholds = [r["threshold"] for r in data["ramp"]]
+    assert len(thresholds) == load_plan(COPILOT).tiers[0].replicas.max
+    assert thresholds == sorted(thresholds)
+    # Near the morning peak, demand is in the tens of requests/s, as the plan's 50 req/s peak implies.
+    assert 10 < data["next_peak"]["value"] < 80
