@@ -101,7 +101,8 @@ def test_the_capstone_gets_each_drift_alert_where_promql_can_see_it() -> None:
     found = {(a["alert"], a["labels"]["tier"]) for a in _plan_alerts(CAPSTONE, DRIFT_TRIGGERS)}
     tiers = ("fast", "standard", "long-context", "fallback")
     expected = {
-        *((alert_name(t), tier) for t in ("prefix-hit-below-plan", "kv-pressure", "tool-call-fanout") for tier in tiers),
+        *((alert_name(t), tier) for t in ("prefix-hit-below-plan", "kv-pressure", "tool-call-fanout")
+          for tier in tiers),
         # The standby fallback takes traffic only in degraded mode: it has no planned peak to exceed.
         *(("TrafficAbovePeak", tier) for tier in tiers if tier != "fallback"),
         ("PromptP95AbovePlan", "fast"), ("PromptP95AbovePlan", "long-context"), ("PromptP95AbovePlan", "fleet"),
