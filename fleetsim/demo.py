@@ -38,7 +38,7 @@ class DemoOptions:
     plan: Path
     scenario: str = "baseline"
     days: float = 28.0
-    step: str = "30s"
+    step: str = "60s"
     workdir: Path = REPO / ".demo"
     closed_loop: bool = False
     loop_interval_seconds: float = 30.0

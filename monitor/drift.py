@@ -23,6 +23,7 @@ from monitor.sizing.buckets import build_1_2_5_buckets, histogram_quantile
 from monitor.sizing.shape import Band, LogNormal
 from monitor.sizing.tier import TierSizing, replica_model
 from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
+from monitor.units import parse_duration
 
 __all__ = ["DriftRow", "Status", "fleet_drift", "judge", "tier_drift", "worst_status"]
 
@@ -104,7 +105,7 @@ def fleet_drift(plan: Plan, obs: TierObservation) -> list[DriftRow]:
     bounds = _union_bounds(plan)
     checks: list[Check] = [
         _peak_check(w.arrival.peak_rps * w.calls_per_request, obs, w.calls_per_request),
-        ("peak_to_average", w.arrival.peak_rps / w.arrival.average_rps, obs.peak_to_average, "higher", "x",
+        ("peak_to_average", w.arrival.peak_rps / w.arrival.average_rps, _weekly(obs.peak_to_average), "higher", "x",
          "highest 1-minute rate over the mean"),
         _through_buckets("prompt_p50", prompts, w.prompt_tokens.p50, 0.5, obs.prompt_p50, bounds),
         _through_buckets("prompt_p95", prompts, w.prompt_tokens.p95, 0.95, obs.prompt_p95, bounds),
@@ -120,6 +121,15 @@ def fleet_drift(plan: Plan, obs: TierObservation) -> list[DriftRow]:
 
 # KV occupancy puts the plan at risk only as the cache nears full: 4% used where 3% was planned is no risk.
 KV_AT_RISK = 0.5
+
+
+def _weekly(ratio: Measurement) -> Measurement:
+    """The plan's peak-to-average is over its weekly mean: a shorter window (a day that holds a quiet Sunday, or
+    only working hours) has another mean, so it cannot be judged against the plan."""
+    if ratio.value is not None and ratio.window and parse_duration(ratio.window) < 7 * 86_400:
+        reason = f"needs a window of 7 days or more (the plan's average is weekly); this one is {ratio.window}"
+        return Measurement.unknown(reason, ratio.query, ratio.window)
+    return ratio
 
 
 def _judge_all(plan: Plan, checks: list[Check]) -> list[DriftRow]:

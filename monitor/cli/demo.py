@@ -25,7 +25,7 @@ def demo(
     ),
     scenario: Annotated[str, typer.Option("--scenario", help="fleetsim scenarios, e.g. long-prompts.")] = "baseline",
     days: Annotated[float, typer.Option("--days", help="Days of history to backfill.")] = 28.0,
-    step: Annotated[str, typer.Option("--step", help="Step of the backfilled history.")] = "30s",
+    step: Annotated[str, typer.Option("--step", help="Step of the backfilled history.")] = "60s",
     closed_loop: Annotated[bool, typer.Option("--closed-loop", help="Let recommendations scale fleetsim.")] = False,
     morning: Annotated[
         bool, typer.Option("--morning/--no-morning", help="Shift the plan's timezone to a business morning now.")

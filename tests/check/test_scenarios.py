@@ -34,21 +34,26 @@ NOW = datetime.fromisoformat(END.replace("Z", "+00:00")).timestamp()
 Evaluate = Callable[..., Evaluation]
 
 
+# Burstiness is judged against the plan's weekly peak-to-average, so it needs a week of history.
+WEEKLY = {"bursty"}
+
+
 def backfill(plan: Path, scenario: str, data: Path, generation: str = "v1") -> None:
-    argv = [sys.executable, "-m", "fleetsim", "backfill", str(plan), "--days", "1", "--step", "60s", "--end", END,
+    days = "8" if scenario in WEEKLY else "1"
+    argv = [sys.executable, "-m", "fleetsim", "backfill", str(plan), "--days", days, "--step", "60s", "--end", END,
             "--scenario", scenario, "--vllm-generation", generation, "--prometheus-data", str(data)]  # fmt: skip
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
 
 
-def judge_history(plan_path: Path, data: Path, work: Path) -> Evaluation:
+def judge_history(plan_path: Path, data: Path, work: Path, long_window: str = "1d") -> Evaluation:
     """Serve a backfilled data dir with a real Prometheus and evaluate the plan at END, as `check` does."""
     plan = load_plan(plan_path)
     with (
         PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=work) as prom,
         HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30)) as source,
     ):
-        observations = PrometheusCollector(source, long_window="1d").collect(plan, NOW, "1h")
+        observations = PrometheusCollector(source, long_window=long_window).collect(plan, NOW, "1h")
     return evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, NOW, held_since=NOW - 3600)
 
 
@@ -75,7 +80,8 @@ def judged(history: Callable[[Path, str, str], Path], tmp_path_factory: pytest.T
     def run(plan_path: Path = COPILOT, scenario: str = "baseline", generation: str = "v1") -> Evaluation:
         key = (plan_path, scenario, generation)
         if key not in cache:
-            cache[key] = judge_history(plan_path, history(*key), tmp_path_factory.mktemp("prom"))
+            long_window = "7d" if scenario in WEEKLY else "1d"
+            cache[key] = judge_history(plan_path, history(*key), tmp_path_factory.mktemp("prom"), long_window)
         return cache[key]
 
     yield run
