@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from monitor.advice import Recommendation, ScaleStep
@@ -15,8 +16,21 @@ __all__ = [
     "evaluation_to_dict",
     "measurement_to_dict",
     "recommendation_to_dict",
+    "schedule_step_to_dict",
     "trigger_to_dict",
+    "without_nan",
 ]
+
+
+def without_nan(value: Any) -> Any:
+    """JSON has no NaN or Infinity: an unknown or unbounded number is written as null, in every planwatch JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: without_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nan(v) for v in value]
+    return value
 
 
 def evaluation_to_dict(ev: Evaluation) -> dict[str, Any]:

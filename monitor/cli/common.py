@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -43,16 +42,7 @@ def load_plan_or_exit(path: Path) -> Plan:
         fail(str(exc))
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or Infinity: an unknown or unbounded number is written as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def json_dumps(data: Any) -> str:
-    return json.dumps(_finite(data), indent=2, allow_nan=False)
+    from monitor.export import without_nan  # the export module pulls in the core; only JSON output needs it
+
+    return json.dumps(without_nan(data), indent=2, allow_nan=False)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ from monitor.export import (
     recommendation_to_dict,
     schedule_step_to_dict,
     trigger_to_dict,
+    without_nan,
 )
 from monitor.service.forecasts import TierForecast
 from monitor.service.results import Outcome, Snapshot, SourceStatus
@@ -45,17 +45,7 @@ STATIC_BODIES = ("plan", "sizing")
 def encode(data: Any) -> bytes:
     """Compact JSON (the C encoder; a third of the time and half the bytes of the CLI's indented form);
     NaN and infinities become null, as in every planwatch JSON."""
-    return json.dumps(_finite(data), allow_nan=False, separators=(",", ":")).encode()
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(without_nan(data), allow_nan=False, separators=(",", ":")).encode()
 
 
 def render_bodies(s: Snapshot) -> dict[str, bytes]:
