@@ -69,7 +69,7 @@ def serve_and_scrape(work: Path, generation: str) -> Iterator[LiveFleet]:
     try:
         find_binary("prometheus")
     except BinaryNotFound as missing:
-        pytest.skip(str(missing))
+        pytest.fail(f"{missing} (make test installs it)")
     plan = work / "plan.yaml"
     plan.write_text(yaml.safe_dump(tiny_plan_data()))
     file_sd = work / "targets.json"

@@ -51,7 +51,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History]:
         find_binary("prometheus")
         find_binary("promtool")
     except BinaryNotFound as missing:
-        pytest.skip(str(missing))
+        pytest.fail(f"{missing} (make test installs it)")
     work = tmp_path_factory.mktemp("backfill-history")
     plan = write_plan(work / "plan.yaml", diurnal_plan_data(peak=PEAK, average=AVERAGE))
     data = work / "data"
