@@ -139,7 +139,7 @@ def test_batch_one_on_h200_cannot_beat_34_tokens_per_second_though_the_seed_says
     )
     step = engine.decode_step(1, 0)
     assert step.memory_seconds * 1e3 == pytest.approx(29.2, abs=0.3)
-    assert 1 / step.seconds < 35
+    assert step.seconds > 1 / 35  # fewer than 35 tokens/s per stream
 
 
 def test_capstone_finds_the_long_prompt_tiers_under_provisioned_and_ttft_bound(capstone: Plan) -> None:
