@@ -1,11 +1,17 @@
 """How long one `planwatch check` takes on a 1,000-replica fleet, and how many queries it issues.
 
 Builds a plan of 1,000 replicas (the revised capstone's four tiers, traffic scaled to keep each replica's
-load realistic), backfills half an hour of fleetsim history into a fresh Prometheus, then times
-collect + evaluate at the end of that history, counting the HTTP queries. Run it twice with different
-replica counts to see that the query count does not grow with the fleet.
+load realistic) and backfills `--minutes` of fleetsim history into a fresh Prometheus. Then it times
+collect + evaluate at the end of that history, counting the HTTP queries, twice over:
 
-    python benchmarks/bench_check.py [--replicas 1000] [--minutes 30]
+1. from the raw vLLM / dcgm-exporter / kube-state-metrics series (recording rules switched off);
+2. after `rules/recording.yml` has been evaluated over the history (promtool tsdb create-blocks-from
+   rules, as for any backfill), from the recorded `tier:*` series, which is what a check does where the
+   rules run. The history must reach back over the 6-hour burn window for every window to be recorded.
+
+Run it with different replica counts to see that the query count does not grow with the fleet.
+
+    python benchmarks/bench_check.py [--replicas 1000] [--minutes 400] [--step 60s]
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess  # noqa: E402
+from fleetsim.recorded_history import record_rules  # noqa: E402
 from monitor.collector import PrometheusCollector, queries_per_tier  # noqa: E402
 from monitor.evaluation import evaluate  # noqa: E402
 from monitor.plan import load_plan  # noqa: E402
@@ -60,11 +67,11 @@ def scaled_plan(replicas: int, out: Path) -> Path:
     return out
 
 
-def backfill(plan: Path, data_dir: Path, minutes: int, end: str) -> float:
+def backfill(plan: Path, data_dir: Path, minutes: int, end: str, step: str) -> float:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", "from fleetsim.cli import main; main()", "backfill", str(plan), "--days",
-         f"{minutes / 1440:.6f}", "--step", "30s", "--end", end, "--prometheus-data", str(data_dir)],
+         f"{minutes / 1440:.6f}", "--step", step, "--end", end, "--prometheus-data", str(data_dir)],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     if done.returncode:
@@ -72,30 +79,46 @@ def backfill(plan: Path, data_dir: Path, minutes: int, end: str) -> float:
     return time.perf_counter() - started
 
 
+def timed_checks(prom_url: str, plan_path: Path, now: float, long_window: str, recording_rules: bool) -> None:
+    plan = load_plan(plan_path)
+    source = CountingSource(SourceSettings(url=prom_url, timeout=60))
+    collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
+    mode = "recorded series" if recording_rules else "raw series"
+    for label in ("cold", "warm", "warm"):
+        CountingSource.calls = 0
+        started = time.perf_counter()
+        observations = collector.collect(plan, now, "1h")
+        evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, now)
+        seconds = time.perf_counter() - started
+        recorded = sum("tier:" in m.query for o in observations.values() for m in vars(o).values()
+                       if hasattr(m, "query"))  # fmt: skip
+        print(f"check from {mode} ({label}): {seconds:.2f} s, {CountingSource.calls} queries for "
+              f"{len(plan.tiers)} tiers ({queries_per_tier(probes=recording_rules)} per tier, independent of "
+              f"the replica count); {recorded} readings from tier:* series")  # fmt: skip
+    source.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--replicas", type=int, default=1000)
-    parser.add_argument("--minutes", type=int, default=30)
+    parser.add_argument("--minutes", type=int, default=400)
+    parser.add_argument("--step", default="60s")
     args = parser.parse_args()
     end = "2026-12-01T19:00:00Z"  # 11:00 in Los Angeles on a Tuesday: business hours, near the peak
+    long_window = f"{args.minutes - 15}m"
+    now = datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()
     with tempfile.TemporaryDirectory() as tmp:
         plan_path = scaled_plan(args.replicas, Path(tmp) / "plan.yaml")
-        took = backfill(plan_path, Path(tmp) / "data", args.minutes, end)
-        print(f"backfill: {args.replicas} replicas x {args.minutes} min at 30 s in {took:.0f} s")
-        plan = load_plan(plan_path)
-        now = datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()
-        with PrometheusProcess.start(PrometheusConfig(data_dir=Path(tmp) / "data"), workdir=Path(tmp) / "prom") as prom:
-            source = CountingSource(SourceSettings(url=prom.url, timeout=30))
-            collector = PrometheusCollector(source, long_window=f"{args.minutes}m")
-            for label in ("cold", "warm"):
-                CountingSource.calls = 0
-                started = time.perf_counter()
-                observations = collector.collect(plan, now, f"{min(args.minutes, 15)}m")
-                evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, now)
-                seconds = time.perf_counter() - started
-                print(f"check ({label}): {seconds:.2f} s, {CountingSource.calls} queries for {len(plan.tiers)} tiers "
-                      f"({queries_per_tier()} per tier, independent of the {args.replicas} replicas)")  # fmt: skip
-            source.close()
+        data = Path(tmp) / "data"
+        took = backfill(plan_path, data, args.minutes, end, args.step)
+        print(f"backfill: {args.replicas} replicas x {args.minutes} min at {args.step} in {took:.0f} s")
+        with PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=Path(tmp) / "prom1") as prom:
+            timed_checks(prom.url, plan_path, now, long_window, recording_rules=False)
+            started = time.perf_counter()
+            record_rules(prom.url, [ROOT / "rules" / "recording.yml"], now - args.minutes * 60, now, data, "30s")
+            print(f"recording rules evaluated over the history in {time.perf_counter() - started:.0f} s")
+        with PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=Path(tmp) / "prom2") as prom:
+            timed_checks(prom.url, plan_path, now, long_window, recording_rules=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,12 @@
 """The Prometheus-backed Collector: catalog queries per tier -> typed observations (an adapter, I/O).
 
 Every query is per tier and aggregated in PromQL, so their number is fixed per tier (`queries_per_tier`)
-and does not grow with the replica count; they run concurrently on a small thread pool. Histograms are
+and does not grow with the replica count; they run concurrently on a small thread pool. Where the
+recording rules of `rules/recording.yml` run (found per tier by two probe queries), the same fields are
+read from the recorded `tier:*` series instead of the raw ones (`monitor.queries.recorded`): a raw query's
+cost grows with the replicas it touches, a recorded one's does not. A window is read from recorded series
+only when their history reaches back over it, so rules installed an hour ago serve the 5-minute burn window
+at once and the week-long peak only a week later. Histograms are
 fetched once per window as bucket vectors (`sum by (le, model_name)`), and their quantiles and SLO shares
 are derived here with histogram_quantile's own interpolation: the catalog's quantile query is kept on each
 value as the expression a reviewer reruns to get the same number.
@@ -25,6 +30,7 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.histogram import buckets_by_group, fraction_over_groups
 from monitor.queries.query import Query
+from monitor.queries.recorded import Recorded, earliest, freshness
 from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
 from monitor.units import parse_duration
@@ -42,7 +48,6 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "peak_rate": (q.PEAK_REQUEST_RATE.with_window("1h", step="5m"), "long"),
     "average_rate": (q.REQUEST_RATE, "long"),
     "prefix_hit_rate": (q.PREFIX_CACHE_HIT_RATIO, "window"),
-    "queue_time_p95": (q.QUEUE_TIME_P95, "window"),
     "kv_occupancy_mean": (q.KV_USAGE_MEAN, "window"),
     "kv_occupancy_max": (q.KV_USAGE_MAX, "window"),
     "preemption_rate": (q.PREEMPTION_RATE, "window"),
@@ -73,7 +78,36 @@ _HISTOGRAMS: dict[str, tuple[Query, dict[str, tuple[float, Query]]]] = {
                                          "prompt_p95": (0.95, q.PROMPT_TOKENS_P95)}),
     "output": (q.OUTPUT_TOKENS_BUCKETS, {"output_p50": (0.5, q.OUTPUT_TOKENS_P50),
                                          "output_p95": (0.95, q.OUTPUT_TOKENS_P95)}),
+    "queue": (q.QUEUE_TIME_BUCKETS, {"queue_time_p95": (0.95, q.QUEUE_TIME_P95)}),
 }  # fmt: skip
+# Observation field -> how it is read from recorded series (monitor.queries.recorded). The long-window
+# readings differ from their raw queries in one way each: the peak is the highest 5-minute rate (the raw
+# query's slices are 5 minutes too), and cold start is the slowest hour's p95 (the rule's own window),
+# which errs on the early side for scale-up lead times. Running and waiting requests are read raw: an
+# instant sum costs one sample per replica, and a recorded one would lag a rule interval behind the queue.
+_RECORDED: dict[str, Recorded] = {
+    "request_rate": Recorded(q.REQUEST_RATE),
+    "demand_rate": Recorded(q.DEMAND_RATE),
+    "peak_rate": Recorded(q.REQUEST_RATE, "max"),
+    "average_rate": Recorded(q.REQUEST_RATE),
+    "prefix_hit_rate": Recorded(q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE),
+    "kv_occupancy_mean": Recorded(q.KV_USAGE_MEAN),
+    "kv_occupancy_max": Recorded(q.KV_USAGE_MAX, "max"),
+    "preemption_rate": Recorded(q.PREEMPTION_RATE),
+    "output_tokens_per_second_per_replica": Recorded(q.GENERATION_TOKENS_PER_REPLICA),
+    "prompt_tokens_rate": Recorded(q.PROMPT_TOKENS_RATE),
+    "batch_per_replica": Recorded(q.BATCH_PER_REPLICA),
+    "error_ratio": Recorded(q.ERROR_RATE, per=q.REQUEST_RATE),
+    "replicas_up": Recorded(q.REPLICAS_UP, "last"),
+    "replicas_ready": Recorded(q.REPLICAS_READY, "last"),
+    "cold_start_p95": Recorded(q.COLD_START_P95, "max"),
+    "calls_per_request": Recorded(q.GATEWAY_CALLS_RATE, per=q.GATEWAY_USER_REQUESTS_RATE),
+    "gpu_utilization": Recorded(q.GPU_UTIL_MEAN),
+    "gpu_dram_active": Recorded(q.DRAM_ACTIVE_MEAN),
+    "gpu_memory_used_fraction": Recorded(q.GPU_MEMORY_USED_RATIO, "max"),
+    "gpu_power_watts": Recorded(q.GPU_POWER_MEAN),
+    "gpu_xid_errors": Recorded(q.XID_GPUS, "max"),
+}
 # Rates and ratios that read 0 over a dead fleet: unknown when no replica is up.
 _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_per_replica", "batch_per_replica",
                        "error_ratio", "preemption_rate", "running", "waiting", "prompt_tokens_rate"}  # fmt: skip
@@ -87,12 +121,30 @@ _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak
 Samples = list[tuple[dict[str, str], float]]
 
 
-def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h") -> int:
+def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h", probes: bool = True) -> int:
     """Fixed per tier, whatever the replica count: instant fields, data age, one bucket vector per
-    histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, and the two
-    request-rate histories of the fleet view."""
+    histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, the two
+    request-rate histories of the fleet view, and (unless the recording rules are switched off) the two
+    probes that tell whether the tier's recorded series are fresh and how far back they reach."""
     slo_windows = len({window, *burn_windows})
-    return len(_FIELDS) + 1 + 3 + 2 * slo_windows + len(burn_windows) + 2
+    fixed = len(_FIELDS) + 1 + (len(_HISTOGRAMS) - 2) + 2 * slo_windows + len(burn_windows) + 2
+    return fixed + (2 if probes else 0)
+
+
+# A window is answered from recorded series when they reach back to its start, give or take the probe's
+# 5-minute resolution and the rule's own 5-minute window.
+_REACH_SLACK_SECONDS = 600.0
+
+
+@dataclass(frozen=True)
+class _Mode:
+    """Since when a tier's recorded series reach back (None: no fresh recorded series, read raw)."""
+
+    since: float | None = None
+    now: float = 0.0
+
+    def covers(self, window: str) -> bool:
+        return self.since is not None and self.since <= self.now - parse_duration(window) + _REACH_SLACK_SECONDS
 
 
 @dataclass
@@ -103,6 +155,7 @@ class PrometheusCollector:
     burn_windows: tuple[str, ...] = BURN_WINDOWS
     workers: int = 8
     min_requests: int = 50
+    recording_rules: bool = True  # read recorded `tier:*` series where they are present and fresh
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
@@ -112,8 +165,9 @@ class PrometheusCollector:
             raise PrometheusUnreachable(probe.url, probe.reason)
         pool = ThreadPoolExecutor(max_workers=self.workers)
         try:
-            fetched = {t.name: self._fetch(t, window, now, pool) for t in plan.tiers}
-            rates = self._rate_histories(plan, now, pool)
+            modes = self._modes(plan, now, pool)
+            fetched = {t.name: self._fetch(t, window, now, pool, modes[t.name]) for t in plan.tiers}
+            rates = self._rate_histories(plan, now, pool, modes)
             values = {name: {k: f.result() for k, f in futures.items()} for name, futures in fetched.items()}
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -127,20 +181,47 @@ class PrometheusCollector:
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests)
         return {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
 
-    def _fetch(self, tier: Tier, window: str, now: float, pool: ThreadPoolExecutor) -> dict[tuple[str, ...], Any]:
+    def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
+        """Per tier: are its recorded series fresh, and since when do they reach back?"""
+        if not self.recording_rules:
+            return {t.name: _Mode() for t in plan.tiers}
+        probes = {
+            t.name: (pool.submit(self._present, freshness(t.label_selector), now),
+                     pool.submit(self._present, earliest(t.label_selector, self.long_window), now))
+            for t in plan.tiers
+        }  # fmt: skip
+        modes = {}
+        for name, (fresh, first) in probes.items():
+            age = fresh.result()
+            usable = age is not None and age <= self.max_age_seconds
+            modes[name] = _Mode(first.result() if usable else None, now)
+        return modes
+
+    def _present(self, expr: str, now: float) -> float | None:
+        samples = self.source.instant(expr, at=now).samples
+        return _finite(samples[0].value) if samples else None
+
+    def _fetch(
+        self, tier: Tier, window: str, now: float, pool: ThreadPoolExecutor, mode: _Mode
+    ) -> dict[tuple[str, ...], Any]:
         """Every query of one tier, submitted to the pool: instant values, bucket vectors, error ratios."""
         sel = tier.label_selector
         jobs: dict[tuple[str, ...], Future[Any]] = {}
         for name, (query, w) in _FIELDS.items():
-            expr = query.for_tier(sel, window=self.long_window if w == "long" else window)
-            jobs[("value", name)] = pool.submit(self._value, expr, self.long_window if w == "long" else window, now)
+            over = self.long_window if w == "long" else window
+            reading = _RECORDED.get(name) if mode.covers(over) else None
+            expr = reading.expr(sel, over) if reading else query.for_tier(sel, window=over)
+            jobs[("value", name)] = pool.submit(self._value, expr, over, now)
         jobs[("value", "data_age")] = pool.submit(self._value, q.DATA_AGE.for_tier(sel), "now", now)
         for family, (buckets, _) in _HISTOGRAMS.items():
             windows = {window, *self.burn_windows} if family in ("ttft", "tpot") else {window}
             for w in windows:
-                jobs[("buckets", family, w)] = pool.submit(self._samples, buckets.for_tier(sel, window=w), now)
+                expr = Recorded(buckets).expr(sel, w) if mode.covers(w) else buckets.for_tier(sel, window=w)
+                jobs[("buckets", family, w)] = pool.submit(self._samples, expr, now)
+        errors = Recorded(q.ERROR_RATE, per=q.REQUEST_RATE)
         for w in self.burn_windows:
-            jobs[("value", f"bad:errors:{w}")] = pool.submit(self._value, q.ERROR_RATIO.for_tier(sel, window=w), w, now)
+            expr = errors.expr(sel, w) if mode.covers(w) else q.ERROR_RATIO.for_tier(sel, window=w)
+            jobs[("value", f"bad:errors:{w}")] = pool.submit(self._value, expr, w, now)
         return jobs
 
     def _value(self, expr: str, window: str, now: float) -> Measurement:
@@ -150,17 +231,17 @@ class PrometheusCollector:
         return [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples]
 
     def _rate_histories(
-        self, plan: Plan, now: float, pool: ThreadPoolExecutor
+        self, plan: Plan, now: float, pool: ThreadPoolExecutor, modes: Mapping[str, _Mode]
     ) -> dict[str, dict[str, list[float | None]]]:
         """Each tier's request rate over the long window at 5-minute and 1-minute resolution (fleet peaks)."""
         start = now - parse_duration(self.long_window)
         futures = {
-            (res, t.name): pool.submit(
-                self._rate_series, q.REQUEST_RATE.for_tier(t.label_selector, window=res), start, now, step
-            )
-            for res, step in (("5m", 300.0), ("1m", 60.0))
+            (res, t.name): pool.submit(self._rate_series, expr, start, now, step)
+            for res, step, recorded in (("5m", 300.0, q.REQUEST_RATE), ("1m", 60.0, q.REQUEST_RATE_1M))
             for t in plan.tiers
-        }
+            for expr in [recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
+                         else q.REQUEST_RATE.for_tier(t.label_selector, window=res)]
+        }  # fmt: skip
         out: dict[str, dict[str, list[float | None]]] = {"5m": {}, "1m": {}}
         for (res, name), future in futures.items():
             out[res][name] = future.result()

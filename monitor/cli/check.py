@@ -36,6 +36,14 @@ def check(
     window: Annotated[str, typer.Option("--window", help="Observation window, e.g. 1h.")] = "1h",
     long_window: Annotated[str, typer.Option("--long-window", help="Window for peak and average.")] = "7d",
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    recording_rules: Annotated[
+        bool,
+        typer.Option(
+            "--recording-rules/--raw-series",
+            help="Read rules/recording.yml's tier:* series where fresh and long enough (cheap on large fleets), "
+            "or the raw series only.",
+        ),
+    ] = True,
     header: Headers = None,
     bearer_token_file: BearerFile = None,
     insecure: Insecure = False,
@@ -59,7 +67,7 @@ def check(
     plan = load_plan_or_exit(plan_path)
     now = parse_time(at) or time.time()
     with make_source(prometheus, header, bearer_token_file, insecure, timeout) as source:
-        collector = PrometheusCollector(source, long_window=long_window)
+        collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
         try:
             observations = collector.collect(plan, now, window)
         except PrometheusUnreachable as exc:

@@ -25,7 +25,9 @@ __all__ = [
     "KV_USAGE_MAX",
     "KV_USAGE_MEAN",
     "PREEMPTION_RATE",
+    "PREFIX_CACHE_HITS_RATE",
     "PREFIX_CACHE_HIT_RATIO",
+    "PREFIX_CACHE_QUERIES_RATE",
     "QUERIES",
     "REPLICAS_DOWN",
     "REPLICAS_READY",
@@ -47,12 +49,17 @@ PREEMPTION_RATE = Query(
     "vllm_num_preemptions", "rate", "sum by ({by}) (rate(vllm:num_preemptions_total{vsel}[{window}]))",
     "preemptions/s", "Requests preempted (KV cache ran out) per second.",
 )  # fmt: skip
+_HITS = f"sum by ({{by}}) ({rate_either('vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total')})"
+_LOOKUPS = f"sum by ({{by}}) ({rate_either('vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total')})"
+PREFIX_CACHE_HITS_RATE = Query(
+    "vllm_prefix_cache_hits", "rate", _HITS, "tokens/s", "Prompt tokens served from the prefix cache per second.",
+)  # fmt: skip
+PREFIX_CACHE_QUERIES_RATE = Query(
+    "vllm_prefix_cache_queries", "rate", _LOOKUPS, "tokens/s",
+    "Prompt tokens looked up in the prefix cache per second (the hit ratio's denominator).",
+)  # fmt: skip
 PREFIX_CACHE_HIT_RATIO = Query(
-    "vllm_prefix_cache_hits", "ratio",
-    "sum by ({by}) (" + rate_either("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")
-    + ") / sum by ({by}) ("
-    + rate_either("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total") + ")",
-    "ratio",
+    "vllm_prefix_cache_hits", "ratio", f"{_HITS} / {_LOOKUPS}", "ratio",
     "Prefix-cache hit rate in tokens. The old gpu_prefix_cache_* counters counted blocks before vLLM #18003 "
     "(~0.9.0): the ratio is about the same in blocks, but a tier mixing such replicas with token-counting "
     "ones weighs them unevenly.",
@@ -112,6 +119,7 @@ DATA_AGE = Query(
 )  # fmt: skip
 
 QUERIES: tuple[Query, ...] = (
-    KV_USAGE_MEAN, KV_USAGE_MAX, PREEMPTION_RATE, PREFIX_CACHE_HIT_RATIO, RUNNING, WAITING, BATCH_PER_REPLICA,
+    KV_USAGE_MEAN, KV_USAGE_MAX, PREEMPTION_RATE, PREFIX_CACHE_HITS_RATE, PREFIX_CACHE_QUERIES_RATE,
+    PREFIX_CACHE_HIT_RATIO, RUNNING, WAITING, BATCH_PER_REPLICA,
     REPLICAS_UP, REPLICAS_DOWN, REPLICAS_READY, COLD_START_P95, DATA_AGE,
 )  # fmt: skip

@@ -22,6 +22,7 @@ __all__ = [
     "ITL_P95",
     "ITL_P99",
     "QUERIES",
+    "QUEUE_TIME_BUCKETS",
     "QUEUE_TIME_P95",
     "TPOT_BUCKETS",
     "TPOT_P50",
@@ -80,6 +81,11 @@ TTFT_BUCKETS = Query(
     "Per-bucket TTFT observation rates (cumulative, by le); interpolate to get the share over a threshold.",
     group_by=("le", "model_name"),
 )  # fmt: skip
+QUEUE_TIME_BUCKETS = Query(
+    "vllm_request_queue_time_seconds_bucket", "rate", f"sum by ({{by:le,model_name}}) ({_QUEUE})", "requests/s",
+    "Per-bucket queue-time observation rates (cumulative, by le): quantiles over any window are derived from it.",
+    group_by=("le", "model_name"),
+)  # fmt: skip
 ITL_BUCKETS = Query(
     "vllm_inter_token_latency_seconds_bucket", "rate", f"sum by ({{by:le,model_name}}) ({_ITL})", "tokens/s",
     "Per-bucket inter-token latency observation rates (cumulative, by le); one observation per token.",
@@ -87,6 +93,7 @@ ITL_BUCKETS = Query(
 )  # fmt: skip
 
 QUERIES: tuple[Query, ...] = (
-    TTFT_P50, TTFT_P95, TTFT_P99, ITL_P50, ITL_P95, ITL_P99, ITL_MEAN, QUEUE_TIME_P95, TTFT_BUCKETS, ITL_BUCKETS,
+    TTFT_P50, TTFT_P95, TTFT_P99, ITL_P50, ITL_P95, ITL_P99, ITL_MEAN, QUEUE_TIME_P95, QUEUE_TIME_BUCKETS, TTFT_BUCKETS,
+    ITL_BUCKETS,
     TPOT_P50, TPOT_P95, TPOT_P99, TPOT_BUCKETS,
 )  # fmt: skip

@@ -15,6 +15,8 @@ __all__ = [
     "DEMAND_RATE",
     "ERROR_RATE",
     "ERROR_RATIO",
+    "GATEWAY_CALLS_RATE",
+    "GATEWAY_USER_REQUESTS_RATE",
     "GENERATION_TOKENS_PER_REPLICA",
     "GENERATION_TOKENS_RATE",
     "OUTPUT_TOKENS_BUCKETS",
@@ -29,6 +31,7 @@ __all__ = [
     "PROMPT_TOKENS_RATE",
     "QUERIES",
     "REQUEST_RATE",
+    "REQUEST_RATE_1M",
     "REQUEST_RATE_PER_REPLICA",
 ]
 
@@ -104,13 +107,13 @@ PROMPT_TOKENS_BUCKETS = Query(
     f"sum by ({{by:le,model_name}}) (rate({_PROMPT}_bucket{{vsel}}[{{window}}]))", "requests/s",
     "Per-bucket prompt-length observation rates (cumulative, by le and model): the fleet view merges tiers "
     "whose bucket bounds differ (max_model_len) in Python instead of summing mismatched buckets.",
-    group_by=("le", "model_name"), record=False,
+    group_by=("le", "model_name"),
 )  # fmt: skip
 OUTPUT_TOKENS_BUCKETS = Query(
     "vllm_request_generation_tokens_bucket", "rate",
     f"sum by ({{by:le,model_name}}) (rate({_OUTPUT}_bucket{{vsel}}[{{window}}]))", "requests/s",
     "Per-bucket output-length observation rates (cumulative, by le and model), for the fleet view.",
-    group_by=("le", "model_name"), record=False,
+    group_by=("le", "model_name"),
 )  # fmt: skip
 PROMPT_TOKENS_MEAN = Query(
     "vllm_request_prompt_tokens", "mean", _mean(_PROMPT), "tokens",
@@ -141,19 +144,29 @@ REQUEST_RATE_PER_REPLICA = Query(
     "summed. The load one replica carries, to hold against the plan's sized requests/s per replica.",
     record=False,
 )  # fmt: skip
+_CALLS = "sum by ({by}) (rate(gateway_model_calls_total{sel}[{window}]))"
+_USER_REQUESTS = "sum by ({by}) (rate(gateway_user_requests_total{sel}[{window}]))"
+GATEWAY_CALLS_RATE = Query(
+    "gateway_model_calls", "rate", _CALLS, "calls/s", "Model calls per second made by the API gateway for the tier.",
+)  # fmt: skip
+GATEWAY_USER_REQUESTS_RATE = Query(
+    "gateway_user_requests", "rate", _USER_REQUESTS, "requests/s",
+    "User requests per second at the API gateway for the tier (before any agent fan-out).",
+)  # fmt: skip
 CALLS_PER_USER_REQUEST = Query(
-    "gateway_model_calls_per_user_request", "ratio",
-    "sum by ({by}) (rate(gateway_model_calls_total{sel}[{window}]))"
-    " / sum by ({by}) (rate(gateway_user_requests_total{sel}[{window}]))",
-    "calls/request",
+    "gateway_model_calls_per_user_request", "ratio", f"{_CALLS} / {_USER_REQUESTS}", "calls/request",
     "Model calls per user request at the API gateway (agent fan-out). Needs the gateway counters "
     "gateway_user_requests_total and gateway_model_calls_total, both labelled with the tier.",
 )  # fmt: skip
+# The 1-minute rate as a series of its own: the fleet's burst peak is the highest *simultaneous* sum of the
+# tiers' 1-minute rates, which no per-tier maximum can give.
+REQUEST_RATE_1M = REQUEST_RATE.with_window("1m")
 
 QUERIES: tuple[Query, ...] = (
     REQUEST_RATE, ERROR_RATE, ERROR_RATIO, DEMAND_RATE, PEAK_REQUEST_RATE,
     PROMPT_TOKENS_P50, PROMPT_TOKENS_P95, OUTPUT_TOKENS_P50, OUTPUT_TOKENS_P95,
     PROMPT_TOKENS_BUCKETS, OUTPUT_TOKENS_BUCKETS,
     PROMPT_TOKENS_MEAN, OUTPUT_TOKENS_MEAN, PROMPT_TOKENS_RATE, GENERATION_TOKENS_RATE,
-    GENERATION_TOKENS_PER_REPLICA, REQUEST_RATE_PER_REPLICA, CALLS_PER_USER_REQUEST,
+    GENERATION_TOKENS_PER_REPLICA, REQUEST_RATE_PER_REPLICA, GATEWAY_CALLS_RATE, GATEWAY_USER_REQUESTS_RATE,
+    CALLS_PER_USER_REQUEST, REQUEST_RATE_1M,
 )  # fmt: skip

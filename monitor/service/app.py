@@ -85,7 +85,8 @@ class Services:
 
 def default_collector(settings: Settings) -> Collector:
     """The Prometheus-backed collector (`monitor.collector` over the `monitor.source` adapter)."""
-    return PrometheusCollector(source_from_settings(settings.prometheus), long_window=settings.long_window)
+    source = source_from_settings(settings.prometheus)
+    return PrometheusCollector(source, long_window=settings.long_window, recording_rules=settings.recording_rules)
 
 
 def _closer(collector: Collector) -> Callable[[], None]:

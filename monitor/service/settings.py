@@ -75,6 +75,11 @@ class Settings(BaseSettings):
     forecast_step: Seconds = Field(default=300.0, description="Resolution of history and forecast.")
     observation_window: str = Field(default="1h", description="PromQL range of the observations (1h, 30m).")
     long_window: str = Field(default="7d", description="PromQL range of the peak and average rates.")
+    recording_rules: bool = Field(
+        default=True,
+        description="Read the tier:* series of rules/recording.yml where they are fresh and reach back over a "
+        "window (much cheaper on large fleets); false reads the raw series only.",
+    )
     stale_after: Seconds | None = Field(
         default=None, description="Data older than this makes /readyz degraded; default 3 evaluation intervals."
     )
