@@ -34,6 +34,8 @@ from fleetsim.recorded_history import record_rules  # noqa: E402
 from monitor.collector import PrometheusCollector, queries_per_tier  # noqa: E402
 from monitor.evaluation import evaluate  # noqa: E402
 from monitor.plan import load_plan  # noqa: E402
+from monitor.service.app import build_services  # noqa: E402
+from monitor.service.settings import Settings  # noqa: E402
 from monitor.sizing.plan_sizing import size_plan  # noqa: E402
 from monitor.source import HttpPrometheusSource, InstantResult, RangeResult, SourceSettings  # noqa: E402
 
@@ -98,6 +100,22 @@ def timed_checks(prom_url: str, plan_path: Path, now: float, long_window: str, r
     source.close()
 
 
+def timed_service_cycles(prom_url: str, plan_path: Path, now: float, long_window: str, state: Path) -> None:
+    """The advisor's own evaluation job (collect, evaluate, recommend, store in SQLite, publish), as
+    `planwatch serve` runs it every minute."""
+    settings = Settings(plan=plan_path, prometheus=SourceSettings(url=prom_url, timeout=60), long_window=long_window,
+                        state_db=state)  # fmt: skip
+    services = build_services(settings, clock=lambda: now, schedule=False)
+    try:
+        for label in ("first", "next", "next"):
+            started = time.perf_counter()
+            snapshot = services.evaluate_now()
+            seconds = time.perf_counter() - started
+            print(f"service evaluation cycle ({label}): {seconds:.2f} s, outcome {snapshot.outcome}")
+    finally:
+        services.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--replicas", type=int, default=1000)
@@ -119,6 +137,7 @@ def main() -> None:
             print(f"recording rules evaluated over the history in {time.perf_counter() - started:.0f} s")
         with PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=Path(tmp) / "prom2") as prom:
             timed_checks(prom.url, plan_path, now, long_window, recording_rules=True)
+            timed_service_cycles(prom.url, plan_path, now, long_window, Path(tmp) / "state.db")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["MAX_FIXED_POINT", "SeriesGroup", "TextRenderer", "stamp_text"]
+__all__ = ["MAX_FIXED_POINT", "SeriesGroup", "TextRenderer", "fixed_point", "stamp_text"]
 
 _ZERO, _SPACE, _POINT, _NEWLINE = ord("0"), ord(" "), ord("."), ord("\n")
 # Largest value x 10**decimals that int64 holds with room to spare; larger values are a caller error.
@@ -63,7 +63,7 @@ class TextRenderer:
         """All lines of a group as a (S, T, L) uint8 view whose bytes are the text, series by series.
 
         The view is valid until the next call."""
-        number = _number_text(_fixed_point(group.values, group.decimals), group.decimals)
+        number = _number_text(fixed_point(group.values, group.decimals), group.decimals)
         series, steps, width = number.shape
         if stamps.shape[0] != steps:
             raise ValueError(f"{stamps.shape[0]} timestamps for {steps} values per series")
@@ -97,7 +97,7 @@ def _template(prefixes: Sequence[bytes], line: int) -> np.ndarray:
     return template
 
 
-def _fixed_point(values: np.ndarray, decimals: int) -> np.ndarray:
+def fixed_point(values: np.ndarray, decimals: int) -> np.ndarray:
     scaled = np.rint(np.asarray(values, dtype=np.float64) * 10.0**decimals)
     if scaled.size and (not np.isfinite(scaled).all() or scaled.min() < 0 or scaled.max() > MAX_FIXED_POINT):
         raise ValueError(f"values must be finite, >= 0 and below {MAX_FIXED_POINT / 10**decimals:.3g}")

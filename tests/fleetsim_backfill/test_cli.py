@@ -90,7 +90,9 @@ def test_a_missing_plan_is_reported(tmp_path: Path) -> None:
     assert code == 2 and "cannot read" in output
 
 
-def test_a_missing_promtool_says_how_to_install_it(plan_file: Path, tmp_path: Path) -> None:
+def test_a_missing_promtool_says_how_to_install_it_when_the_text_route_needs_it(
+    plan_file: Path, tmp_path: Path
+) -> None:
     empty = tmp_path / "bin"
     empty.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": str(empty)}
@@ -105,6 +107,7 @@ def test_a_missing_promtool_says_how_to_install_it(plan_file: Path, tmp_path: Pa
             str(tmp_path / "data"),
             "--end",
             END,
+            "--via-promtool",
         ],
         capture_output=True,
         text=True,
@@ -163,8 +166,8 @@ def test_a_failing_promtool_is_reported_and_leaves_no_history(plan_file: Path, t
     fake.chmod(0o755)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{fake.parent}:{os.environ['PATH']}"}
     proc = subprocess.run([sys.executable, "-m", "fleetsim.backfill", "backfill", str(plan_file), "--prometheus-data",
-                           str(tmp_path / "data"), "--days", "0.1", "--end", END], capture_output=True, text=True,
-                          env=env, timeout=120)  # fmt: skip
+                           str(tmp_path / "data"), "--days", "0.1", "--end", END, "--via-promtool"],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert "promtool failed importing window" in proc.stderr and "out of order sample" in proc.stderr
     assert not (tmp_path / "data").exists()
@@ -174,7 +177,8 @@ def test_an_interrupted_backfill_stops_promtool_and_clears_the_directory(plan_fi
     data = tmp_path / "data"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "fleetsim.backfill", "backfill", str(plan_file), "--prometheus-data",
-                             str(data), "--days", "7", "--end", END], stderr=subprocess.PIPE, env=env)  # fmt: skip
+                             str(data), "--days", "7", "--end", END, "--via-promtool"], stderr=subprocess.PIPE,
+                            env=env)  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _promtool_for(data):
         time.sleep(0.1)
@@ -185,6 +189,22 @@ def test_an_interrupted_backfill_stops_promtool_and_clears_the_directory(plan_fi
     proc.stderr.close()
     assert not data.exists()
     assert not _promtool_for(data)
+
+
+def test_an_interrupted_direct_backfill_clears_the_directory(plan_file: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "fleetsim.backfill", "backfill", str(plan_file), "--prometheus-data",
+                             str(data), "--days", "28", "--end", END], stderr=subprocess.PIPE, env=env)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (data.exists() and any(data.iterdir())):
+        time.sleep(0.05)
+    assert data.exists() and any(data.iterdir()), "the first block is being written"
+    proc.terminate()
+    assert proc.wait(60) != 0
+    assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+    proc.stderr.close()
+    assert not data.exists()
 
 
 def _promtool_for(data: Path) -> list[int]:
