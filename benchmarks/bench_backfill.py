@@ -104,8 +104,9 @@ def main() -> None:
         print(f"python CPU          {python_cpu:8.1f} s  (one process: model, and text or encoding threads)")
         print(f"model (python)      {report.model_seconds:8.1f} s")
         print(f"{'text' if args.via_promtool else 'queueing'} (python)   {report.render_seconds:8.1f} s")
-        per_cpu = f"{report.samples / promtool_cpu / 1e6:.2f} M samples per CPU-second" if promtool_cpu else "not run"
-        print(f"promtool CPU        {promtool_cpu:8.1f} s  ({per_cpu})")
+        if args.via_promtool:
+            per_cpu = f"{report.samples / promtool_cpu / 1e6:.2f} M samples/CPU-s" if promtool_cpu else "not run"
+            print(f"promtool CPU        {promtool_cpu:8.1f} s  ({per_cpu})")
         waited = "waited for promtool" if args.via_promtool else "waited for encoder"
         print(f"{waited} {report.wait_seconds:8.1f} s")
         print(f"blocks              {blocks:>8}  cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
