@@ -183,19 +183,16 @@ class PrometheusCollector:
 
     def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
         """Per tier: are its recorded series fresh, and since when do they reach back?"""
+        futures = {t.name: pool.submit(self._mode, t.label_selector, now, self.long_window) for t in plan.tiers}
+        return {name: future.result() for name, future in futures.items()}
+
+    def _mode(self, selector: Mapping[str, str], now: float, span: str) -> _Mode:
         if not self.recording_rules:
-            return {t.name: _Mode() for t in plan.tiers}
-        probes = {
-            t.name: (pool.submit(self._present, freshness(t.label_selector), now),
-                     pool.submit(self._present, earliest(t.label_selector, self.long_window), now))
-            for t in plan.tiers
-        }  # fmt: skip
-        modes = {}
-        for name, (fresh, first) in probes.items():
-            age = fresh.result()
-            usable = age is not None and age <= self.max_age_seconds
-            modes[name] = _Mode(first.result() if usable else None, now)
-        return modes
+            return _Mode()
+        age = self._present(freshness(selector), now)
+        if age is None or age > self.max_age_seconds:
+            return _Mode(None, now)
+        return _Mode(self._present(earliest(selector, span), now), now)
 
     def _present(self, expr: str, now: float) -> float | None:
         samples = self.source.instant(expr, at=now).samples
@@ -259,8 +256,11 @@ class PrometheusCollector:
 
     def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
         """Demand at whole multiples of the step (so repeated fits see one grid); None where no data."""
-        window = _promql_duration(step_seconds)
-        expr = q.DEMAND_RATE.for_tier(plan.tier(tier).label_selector, window=window)
+        window, sel = _promql_duration(step_seconds), plan.tier(tier).label_selector
+        expr = q.DEMAND_RATE.for_tier(sel, window=window)
+        span = _promql_duration(end - start)
+        if step_seconds >= 300 and self._mode(sel, end, span).covers(span):
+            expr = Recorded(q.DEMAND_RATE).expr(sel, window)  # weeks of one series instead of every replica's
         first, last = start - start % step_seconds + step_seconds, end - end % step_seconds
         values = self._rate_series(expr, first, last, step_seconds)
         stamps = tuple(first + i * step_seconds for i in range(len(values)))

@@ -22,6 +22,7 @@ from fleetsim.recorded_history import record_rules
 from monitor.collector import PrometheusCollector
 from monitor.drift import Status
 from monitor.evaluation import Evaluation, evaluate
+from monitor.observe.collector import DemandHistory
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import load_plan
 from monitor.sizing.plan_sizing import size_plan
@@ -51,9 +52,10 @@ def _copilot_history(tmp: Path, scenario: str, recorded_hours: float) -> Path:
 
 
 Reading = tuple[dict[str, TierObservation], Evaluation]
+DEMAND: dict[tuple[str, bool], dict[str, DemandHistory]] = {}  # (scenario, recorded) -> span -> history
 
 
-def _collect(data: Path, work: Path, recording_rules: bool) -> Reading:
+def _collect(data: Path, work: Path, recording_rules: bool, scenario: str = "") -> Reading:
     plan = load_plan(COPILOT)
     with (
         PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=work) as prom,
@@ -61,6 +63,10 @@ def _collect(data: Path, work: Path, recording_rules: bool) -> Reading:
     ):
         collector = PrometheusCollector(source, long_window="1d", recording_rules=recording_rules)
         observations = collector.collect(plan, NOW, "1h")
+        DEMAND[(scenario, recording_rules)] = {
+            span: collector.demand_history(plan, TIER, NOW - hours * 3600, NOW, 300.0)
+            for span, hours in (("day", 24), ("two days", 46))
+        }
     evaluation = evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, NOW, held_since=NOW - 3600)
     return observations, evaluation
 
@@ -72,8 +78,8 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[R
     for scenario in ("baseline", "long-prompts"):
         tmp = tmp_path_factory.mktemp(f"recorded-{scenario}")
         data = _copilot_history(tmp, scenario, recorded_hours=25)
-        raw, raw_eval = _collect(data, tmp / "raw", recording_rules=False)
-        rec, rec_eval = _collect(data, tmp / "rec", recording_rules=True)
+        raw, raw_eval = _collect(data, tmp / "raw", recording_rules=False, scenario=scenario)
+        rec, rec_eval = _collect(data, tmp / "rec", recording_rules=True, scenario=scenario)
         out[scenario] = ((raw, raw_eval), (rec, rec_eval))
     yield out  # type: ignore[misc]
 
@@ -125,6 +131,16 @@ def test_the_verdicts_are_the_same_either_way(both, scenario: str) -> None:
     assert verdicts(rec_eval) == verdicts(raw_eval)
     if scenario == "long-prompts":
         assert verdicts(rec_eval)[(TIER, "prompt_p95")] is Status.BREACH
+
+
+def test_the_forecast_reads_demand_history_from_recorded_series_only_where_they_reach_back(both) -> None:
+    raw, rec = DEMAND[("baseline", False)], DEMAND[("baseline", True)]
+    assert rec["day"].query.startswith("tier:vllm_request_demand:rate_5m"), rec["day"].query
+    assert "tier:" not in rec["two days"].query, "rules recorded 25 h: two days come from the raw series"
+    pairs = [(a, b) for a, b in zip(raw["day"].values, rec["day"].values, strict=True) if a and b]
+    assert len(pairs) > 250
+    total_raw, total_rec = sum(a for a, _ in pairs), sum(b for _, b in pairs)
+    assert total_rec == pytest.approx(total_raw, rel=0.02), "the day's demand is the same either way"
 
 
 def test_recorded_history_shorter_than_the_long_window_is_read_only_for_the_short_windows(tmp_path: Path) -> None:
