@@ -26,6 +26,9 @@ from fleetsim.tsdb_xor import EncodedChunks, encode_xor
 
 __all__ = ["BlockSink", "parse_series"]
 
+# Gathered samples that make an encoder call on their own: big enough that a call's fixed cost is nothing,
+# small enough that a wide fleet (1,000 replicas are ~400k series) is not stacked into gigabytes at once.
+_CALL_SAMPLES = 8_000_000
 _LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 _UNESCAPE = re.compile(r"\\(.)")
 
@@ -54,18 +57,23 @@ class BlockSink:
         self._writer: BlockWriter | None = None
         self._labels: dict[bytes, Labels] = {}
         self._gathered: list[tuple[list[Labels], np.ndarray]] = []
+        self._gathered_samples = 0
         self.blocks: list[Path] = []
 
     def begin(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._writer = BlockWriter(self.data_dir)
 
-    def add(self, group: SeriesGroup) -> int:
-        """Gather one group's samples for the chunk being built; returns the number of samples."""
+    def add(self, group: SeriesGroup, stamps_ms: np.ndarray) -> int:
+        """Gather one group's samples, stamped `stamps_ms` like every group of the chunk being built;
+        returns the number of samples."""
         if group.values.size == 0:
             return 0
         values = fixed_point(group.values, group.decimals) / 10.0**group.decimals
         self._gathered.append(([self._label_set(p) for p in group.prefixes], values))
+        self._gathered_samples += values.size
+        if self._gathered_samples >= _CALL_SAMPLES:
+            self.flush(stamps_ms)
         return int(group.values.size)
 
     def flush(self, stamps_ms: np.ndarray) -> None:
@@ -74,7 +82,7 @@ class BlockSink:
             return
         labels = [one for group, _ in self._gathered for one in group]
         values = np.vstack([v for _, v in self._gathered])
-        self._gathered = []
+        self._gathered, self._gathered_samples = [], 0
         self._pending.append((labels, self._pool.submit(encode_xor, stamps_ms, values)))
         while len(self._pending) > self._backlog:
             self._add_oldest()
@@ -98,7 +106,7 @@ class BlockSink:
         for _, future in self._pending:
             future.cancel()
         self._pending.clear()
-        self._gathered = []
+        self._gathered, self._gathered_samples = [], 0
         if self._writer is not None:
             self._writer.abort()
             self._writer = None

@@ -373,10 +373,11 @@ def _render(
 
 def _store(sink: BlockSink, groups: list[FamilyGroup], window: Window, report: RunReport) -> None:
     began = time.perf_counter()
+    stamps_ms = np.rint(np.asarray(window.stamps(), dtype=np.float64) * 1000.0).astype(np.int64)
     for g in sorted(groups, key=lambda g: g.order):
-        report.samples += sink.add(g.group)
+        report.samples += sink.add(g.group, stamps_ms)
         report.series += len(g.group.prefixes) if report.windows == 0 else 0
-    sink.flush(np.rint(np.asarray(window.stamps(), dtype=np.float64) * 1000.0).astype(np.int64))
+    sink.flush(stamps_ms)
     report.render_seconds += time.perf_counter() - began
 
 

@@ -67,8 +67,9 @@ def test_series_prefixes_parse_into_label_sets(prefix: bytes, labels: tuple[tupl
 def test_an_aborted_block_leaves_nothing_in_the_data_directory(tmp_path: Path) -> None:
     sink = BlockSink(tmp_path / "data")
     sink.begin()
-    sink.add(SeriesGroup([b'a{x="1"}', b'a{x="2"}'], np.ones((2, 10)), decimals=0))
-    sink.flush(1_700_000_000_000 + 15_000 * np.arange(10, dtype=np.int64))
+    stamps = 1_700_000_000_000 + 15_000 * np.arange(10, dtype=np.int64)
+    sink.add(SeriesGroup([b'a{x="1"}', b'a{x="2"}'], np.ones((2, 10)), decimals=0), stamps)
+    sink.flush(stamps)
     sink.abort()
     assert list((tmp_path / "data").iterdir()) == []
 
@@ -77,8 +78,9 @@ def test_a_finished_block_holds_every_series_gathered_across_flushes(tmp_path: P
     sink = BlockSink(tmp_path / "data")
     sink.begin()
     for start in (0, 10):
-        sink.add(SeriesGroup([b'a{x="1"}', b'a{x="2"}'], np.arange(20.0).reshape(2, 10) + start, decimals=0))
-        sink.flush(1_700_000_000_000 + 15_000 * (start + np.arange(10, dtype=np.int64)))
+        stamps = 1_700_000_000_000 + 15_000 * (start + np.arange(10, dtype=np.int64))
+        sink.add(SeriesGroup([b'a{x="1"}', b'a{x="2"}'], np.arange(20.0).reshape(2, 10) + start, decimals=0), stamps)
+        sink.flush(stamps)
     sink.end()
     sink.close()
     (block,) = sink.blocks
