@@ -46,6 +46,11 @@ def test_the_cli_writes_rules_for_another_tier_label(capsys: pytest.CaptureFixtu
     assert "sum by (pool)" in out and "by (tier" not in out
 
 
+def test_one_window_for_all_records_each_series_once() -> None:
+    names = [r["record"] for r in rules_document(window="1m")["groups"][0]["rules"]]  # type: ignore[index]
+    assert len(names) == len(set(names)) and "tier:vllm_request_success:rate_1m" in names
+
+
 def test_the_cli_refuses_a_bad_tier_label(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--tier-label", "bad-label"])
@@ -72,7 +77,12 @@ def test_rules_evaluated_by_prometheus_record_the_known_values(
     def recorded(name: str) -> dict[str, float]:
         return {r["metric"]["tier"]: float(r["value"][1]) for r in api_query(prom.url, name)}
 
-    ratio = wait_for(lambda: recorded("tier:vllm_request_error_or_abort:ratio_1m"), what="the first rule evaluation")
+    def evaluated() -> dict[str, float]:
+        # A group's rules are written one after another: wait until the last one checked here is there.
+        return recorded("tier:vllm_request_success:rate_1m") and recorded("tier:vllm_kv_cache_usage_perc:mean_1m")
+
+    wait_for(evaluated, what="the first rule evaluation")
+    ratio = recorded("tier:vllm_request_error_or_abort:ratio_1m")
     assert ratio == pytest.approx({"a": 1 / 5, "b": 1 / 2})
     assert recorded("tier:vllm_kv_cache_usage_perc:mean_1m") == {"a": 0.25, "b": 0.75}
     assert recorded("tier:vllm_time_to_first_token_seconds:p95_1m") == pytest.approx({"a": 0.875, "b": 0.875})
