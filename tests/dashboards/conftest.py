@@ -6,17 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from fleetsim.promstack import BinaryNotFound, find_binary
 from tests.dashboards.world import World
+from tests.harness.stack import require_binaries
 
 
 @pytest.fixture(scope="package")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    try:
-        find_binary("prometheus")
-        find_binary("promtool")
-    except BinaryNotFound as exc:
-        pytest.fail(str(exc), pytrace=False)
+    require_binaries("prometheus", "promtool")
     started = World.start(tmp_path_factory.mktemp("world"))
     try:
         started.wait_until_scraped()

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,8 @@ import httpx
 import pytest
 import yaml
 
-from fleetsim.promstack import BinaryNotFound, PrometheusConfig, PrometheusProcess, ScrapeJob, find_binary
+from fleetsim.promstack import PrometheusConfig, PrometheusProcess, ScrapeJob
+from tests.harness.stack import require_binaries, wait_for
 
 from .helpers import START, tiny_plan
 
@@ -45,15 +45,6 @@ class LiveFleet:
         return float(result[0]["value"][1])
 
 
-def _wait(predicate: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise TimeoutError(f"gave up waiting for {what}")
-
-
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
@@ -66,10 +57,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 @contextlib.contextmanager
 def serve_and_scrape(work: Path, generation: str) -> Iterator[LiveFleet]:
     """`fleetsim serve` (the tiny plan at 5 req/s, --speed 10) and a Prometheus scraping its file_sd."""
-    try:
-        find_binary("prometheus")
-    except BinaryNotFound as missing:
-        pytest.fail(f"{missing} (make test installs it)")
+    require_binaries("prometheus")
     plan = work / "plan.yaml"
     plan.write_text(yaml.safe_dump(tiny_plan_data()))
     file_sd = work / "targets.json"
@@ -82,7 +70,7 @@ def serve_and_scrape(work: Path, generation: str) -> Iterator[LiveFleet]:
         stdout=subprocess.DEVNULL, stderr=log, env=env,
     )  # fmt: skip
     try:
-        _wait(file_sd.exists, 30, "fleetsim's file_sd")
+        wait_for(file_sd.exists, 30, "fleetsim's file_sd")
         address = json.loads(file_sd.read_text())[0]["targets"][0]
         config = PrometheusConfig(jobs=(ScrapeJob("fleetsim", file_sd=(file_sd,)),), scrape_interval="1s")
         with (

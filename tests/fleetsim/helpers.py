@@ -18,14 +18,21 @@ from monitor.plan.model import Plan
 START = 1_715_007_600.0  # Monday 2024-05-06 15:00 UTC: 11:00 in New York, 08:00 in Los Angeles
 
 
-def tiny_plan(rps: float = 8.0, replicas: int = 2, **tier: Any) -> Plan:
-    """One tier of an 8B FP8 model on H100 (cheap to emulate) at a flat rate (peak = average)."""
-    data: dict[str, Any] = {
+def one_tier_plan_data(
+    name: str,
+    arrival: dict[str, float],
+    business_hours: dict[str, str],
+    replicas: int,
+    max_replicas: int,
+    **tier: Any,
+) -> dict[str, Any]:
+    """One tier `fast` of an 8B FP8 model on H100 (cheap to emulate and to model), as plan YAML data."""
+    return {
         "version": 1,
-        "name": "tiny",
+        "name": name,
         "workload": {
-            "arrival": {"peak_rps": rps, "average_rps": rps},
-            "business_hours": {"timezone": "America/New_York"},
+            "arrival": arrival,
+            "business_hours": business_hours,
             "prompt_tokens": {"p50": 1500, "p95": 6000},
             "output_tokens": {"p50": 150, "p95": 400},
             "shared_prefix_tokens": 600,
@@ -49,7 +56,7 @@ def tiny_plan(rps: float = 8.0, replicas: int = 2, **tier: Any) -> Plan:
                 "gpu": "H100-SXM-80GB",
                 "weight_dtype": "fp8",
                 "kv_cache_dtype": "fp8",
-                "replicas": {"min": 1, "max": 16, "planned": replicas},
+                "replicas": {"min": 1, "max": max_replicas, "planned": replicas},
                 "cold_start": "2m",
                 "max_model_len": 32768,
                 **tier,
@@ -57,6 +64,12 @@ def tiny_plan(rps: float = 8.0, replicas: int = 2, **tier: Any) -> Plan:
         ],
         "costs": {"gpu_hour_usd": {"H100-SXM-80GB": 3.0}},
     }
+
+
+def tiny_plan(rps: float = 8.0, replicas: int = 2, **tier: Any) -> Plan:
+    """The one-tier plan at a flat rate (peak = average)."""
+    arrival = {"peak_rps": rps, "average_rps": rps}
+    data = one_tier_plan_data("tiny", arrival, {"timezone": "America/New_York"}, replicas, 16, **tier)
     return parse_plan(yaml.safe_dump(data), source="tiny")
 
 

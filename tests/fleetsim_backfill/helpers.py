@@ -15,6 +15,7 @@ from fleetsim.metrics import Generation
 from fleetsim.scenarios import Scenario
 from monitor.plan.load import parse_plan
 from monitor.plan.model import Plan
+from tests.fleetsim.helpers import one_tier_plan_data
 
 WEDNESDAY_NOON_UTC = 1_715_169_600.0  # 2024-05-08 12:00 UTC; stamps are multiples of 15 s and 60 s
 
@@ -22,43 +23,10 @@ WEDNESDAY_NOON_UTC = 1_715_169_600.0  # 2024-05-08 12:00 UTC; stamps are multipl
 def diurnal_plan_data(
     peak: float = 4.0, average: float = 1.0, replicas: int = 1, max_model_len: int = 131072, timezone: str = "UTC"
 ) -> dict[str, Any]:
-    """One tier of an 8B FP8 model on H100 (cheap to model) with a business-hours profile."""
-    return {
-        "version": 1,
-        "name": "diurnal",
-        "workload": {
-            "arrival": {"peak_rps": peak, "average_rps": average, "peak_hours_per_day": 6},
-            "business_hours": {"timezone": timezone, "start": "08:00", "end": "18:00"},
-            "prompt_tokens": {"p50": 1500, "p95": 6000},
-            "output_tokens": {"p50": 150, "p95": 400},
-            "shared_prefix_tokens": 600,
-            "prefix_cache_hit_rate": 0.3,
-        },
-        "slo": {"ttft_p95": "1s", "tpot_p95": "50ms"},
-        "models": {
-            "llama-8b": {
-                "parameters": "8B",
-                "layers": 32,
-                "attention_heads": 32,
-                "kv_heads": 8,
-                "head_dim": 128,
-                "served_name": "meta-llama/Llama-3.1-8B-Instruct",
-            },
-        },
-        "tiers": [
-            {
-                "name": "fast",
-                "model": "llama-8b",
-                "gpu": "H100-SXM-80GB",
-                "weight_dtype": "fp8",
-                "kv_cache_dtype": "fp8",
-                "replicas": {"min": 1, "max": 8, "planned": replicas},
-                "cold_start": "2m",
-                "max_model_len": max_model_len,
-            },
-        ],
-        "costs": {"gpu_hour_usd": {"H100-SXM-80GB": 3.0}},
-    }
+    """The fleetsim tests' one-tier plan with a business-hours profile."""
+    arrival = {"peak_rps": peak, "average_rps": average, "peak_hours_per_day": 6}
+    hours = {"timezone": timezone, "start": "08:00", "end": "18:00"}
+    return one_tier_plan_data("diurnal", arrival, hours, replicas, 8, max_model_len=max_model_len)
 
 
 def diurnal_plan(**kw: Any) -> Plan:

@@ -21,8 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from fleetsim.backfill import command_app
-from fleetsim.promstack import BinaryNotFound, PrometheusConfig, PrometheusProcess, ScrapeJob, find_binary, free_port
+from fleetsim.promstack import PrometheusConfig, PrometheusProcess, ScrapeJob, free_port
 from fleetsim.state import load_state
+from tests.harness.stack import require_binaries, wait_for
 
 from .helpers import diurnal_plan_data, write_plan
 
@@ -50,22 +51,9 @@ class Joined:
         return list(body["data"]["result"])
 
 
-def _wait(predicate: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise TimeoutError(f"gave up waiting for {what}")
-
-
 @pytest.fixture(scope="module")
 def joined(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Joined]:
-    try:
-        find_binary("prometheus")
-        find_binary("promtool")
-    except BinaryNotFound as missing:
-        pytest.fail(f"{missing} (make test installs it)")
+    require_binaries("prometheus")  # backfill writes blocks itself: no promtool
     work = tmp_path_factory.mktemp("backfill-live")
     plan = write_plan(work / "plan.yaml", diurnal_plan_data(peak=RPS, average=RPS, replicas=2))
     port = free_port()
@@ -117,7 +105,7 @@ def joined(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Joined]:
             env=env,
         )
         try:
-            _wait(file_sd.exists, 60, "fleetsim's file_sd")
+            wait_for(file_sd.exists, 60, "fleetsim's file_sd")
             config = PrometheusConfig(
                 jobs=(ScrapeJob("fleetsim", file_sd=(file_sd,)),), data_dir=data, scrape_interval="1s"
             )
@@ -126,7 +114,7 @@ def joined(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Joined]:
                 httpx.Client(base_url=prometheus.url, timeout=30) as client,
             ):
                 live = Joined(client, load_state(state).end_unix)
-                _wait(lambda: _scrapes(live) >= 8, 90, "8 live scrapes of both vLLM targets")
+                wait_for(lambda: _scrapes(live) >= 8, 90, "8 live scrapes of both vLLM targets")
                 yield live
         finally:
             serve.terminate()

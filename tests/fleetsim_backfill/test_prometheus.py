@@ -17,8 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from fleetsim.backfill import command_app
-from fleetsim.promstack import BinaryNotFound, PrometheusConfig, PrometheusProcess, find_binary
+from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from fleetsim.workload import rate_at
+from tests.harness.stack import require_binaries
 
 from .helpers import diurnal_plan, diurnal_plan_data, write_plan
 
@@ -47,11 +48,7 @@ class History:
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History]:
-    try:
-        find_binary("prometheus")
-        find_binary("promtool")
-    except BinaryNotFound as missing:
-        pytest.fail(f"{missing} (make test installs it)")
+    require_binaries("prometheus")  # backfill writes blocks itself: no promtool
     work = tmp_path_factory.mktemp("backfill-history")
     plan = write_plan(work / "plan.yaml", diurnal_plan_data(peak=PEAK, average=AVERAGE))
     data = work / "data"

@@ -25,16 +25,20 @@ from fleetsim.promstack import (
     PrometheusProcess,
     ScrapeJob,
     find_binaries,
+    find_binary,
 )
 from fleetsim.tsdb import write_blocks
 
 __all__ = ["Stack", "api_query", "require_binaries", "wait_for"]
 
 
-def require_binaries() -> None:
-    """Fail (not skip) with the install instruction when a tool is missing."""
+def require_binaries(*names: str) -> None:
+    """Fail (not skip) with the install instruction when a tool is missing (default: all three)."""
     try:
-        find_binaries()
+        for name in names:
+            find_binary(name)
+        if not names:
+            find_binaries()
     except BinaryNotFound as exc:
         pytest.fail(str(exc), pytrace=False)
 
