@@ -131,10 +131,8 @@ def evaluate(inputs: EvaluationInputs) -> Evaluation:
     by_tier = {r.tier: r for r in advice.recommendations}
     drift = {t.tier.name: tuple(tier_drift(plan, t, observations[t.tier.name]))
              for t in (s.sizing for s in sizing.tiers) if t.tier.name in observations}  # fmt: skip
-    tier_inputs = {
-        name: TierInputs(observations[name], rows, ramp_lead_seconds(outlooks.get(name), by_tier.get(name)))
-        for name, rows in drift.items()
-    }
+    tier_inputs = {name: _tier_inputs(observations[name], rows, outlooks.get(name), by_tier.get(name))
+                   for name, rows in drift.items()}  # fmt: skip
     fleet = None
     if fleet_obs is not None:
         fleet = TierEvaluation(FLEET, fleet_obs, tuple(fleet_drift(plan, fleet_obs)), None)
@@ -147,6 +145,13 @@ def evaluate(inputs: EvaluationInputs) -> Evaluation:
     tiers = tuple(TierEvaluation(n, observations[n], rows, by_tier.get(n)) for n, rows in drift.items())
     return Evaluation(plan, sizing, now, business_now, tiers, settled.holding, advice.warnings, fleet,
                       settled.carried, settled.resolved, dict(outlooks))  # fmt: skip
+
+
+def _tier_inputs(
+    obs: TierObservation, rows: tuple[DriftRow, ...], outlook: DemandOutlook | None, rec: Recommendation | None
+) -> TierInputs:
+    judged = outlook is not None and rec is not None and bool(rec.capacity_rps_now)
+    return TierInputs(obs, rows, ramp_lead_seconds(outlook, rec), ramp_judged=judged)
 
 
 def ramp_lead_seconds(outlook: DemandOutlook | None, rec: Recommendation | None) -> Measurement:
