@@ -24,11 +24,11 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from monitor import queries as q
+from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
 from monitor.observe.collector import DemandHistory, SourceHealth
-from monitor.observe.fleet import FleetInputs, fleet_observation, merged_quantile
+from monitor.observe.fleet import FleetInputs, fleet_observation
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
-from monitor.queries.histogram import buckets_by_group, fraction_over_groups
 from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
 from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from monitor.histogram import quantile_of_distribution
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan, Tolerance
-from monitor.sizing.buckets import build_1_2_5_buckets, histogram_quantile
+from monitor.sizing.buckets import build_1_2_5_buckets
 from monitor.sizing.shape import Band, LogNormal
 from monitor.sizing.tier import TierSizing, replica_model
 from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
@@ -157,7 +158,7 @@ def _peak_check(plan_calls_peak: float, obs: TierObservation, plan_calls: float)
 def _through_buckets(
     name: str, dist: LogNormal | Band, raw: float, q: float, observed: Measurement, bounds: tuple[float, ...]
 ) -> Check:
-    seen = histogram_quantile(q, dist.cdf, bounds)
+    seen = quantile_of_distribution(q, dist.cdf, bounds)
     return (name, seen, observed, "higher", "tokens", f"plan {raw:,.0f} reads as {seen:,.0f} through vLLM's buckets")
 
 

@@ -10,8 +10,6 @@ significance and a short one (1/12 of it) so the alert stops soon after the burn
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,7 +21,6 @@ __all__ = [
     "budget_spent",
     "burn_rate",
     "error_budget",
-    "fraction_above",
     "latency_objective",
 ]
 
@@ -70,28 +67,3 @@ def burn_rate(bad_fraction: float, objective: float) -> float:
 def budget_spent(factor: float, window: str, period: str = "30d") -> float:
     """Share of the period's budget a burn of `factor` spends over `window` (14.4 x 1h / 30d = 2%)."""
     return factor * parse_duration(window) / parse_duration(period)
-
-
-def fraction_above(threshold: float, buckets: Sequence[tuple[float, float]]) -> float:
-    """Share of observations above `threshold` from cumulative histogram buckets [(le, count), ...].
-
-    Inside the bucket that holds the threshold the count is interpolated linearly, as histogram_quantile
-    does, because SLO thresholds (1.2 s) are rarely bucket bounds (1.0, 2.5). NaN when there are no
-    observations: no traffic is not zero latency.
-    """
-    ordered = sorted(buckets)
-    if not ordered or not math.isinf(ordered[-1][0]):
-        raise ValueError("buckets must end with the +Inf bucket")
-    total = ordered[-1][1]
-    if total <= 0:
-        return math.nan
-    below, prev_le, prev_count = 0.0, 0.0, 0.0
-    for le, count in ordered:
-        if threshold <= le:
-            if math.isinf(le):
-                below = prev_count
-            else:
-                below = prev_count + (count - prev_count) * (threshold - prev_le) / (le - prev_le)
-            break
-        prev_le, prev_count = le, count
-    return max(0.0, 1.0 - below / total)

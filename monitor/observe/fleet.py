@@ -8,17 +8,15 @@ histograms different bucket sets (max_model_len differs per deployment).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from monitor.histogram import buckets_by_group, merged_quantile
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET
-from monitor.queries.histogram import Bucket, buckets_by_group, count_at
-from monitor.sizing.buckets import histogram_quantile
 from monitor.units import parse_duration
 
-__all__ = ["FleetInputs", "fleet_observation", "merged_quantile"]
+__all__ = ["FleetInputs", "fleet_observation"]
 
 Samples = Sequence[tuple[Mapping[str, str], float]]
 
@@ -34,30 +32,6 @@ class FleetInputs:
     long_window: str
     queries: Mapping[str, str]
     min_requests: int = 50
-
-
-def merged_quantile(q: float, groups: Sequence[list[Bucket]]) -> float | None:
-    """histogram_quantile over several histograms whose bucket bounds may differ: each is interpolated at
-    the union of bounds and the counts add up. Observations in a group's +Inf bucket count as above every
-    bound past its last finite one (conservative: the quantile is never understated)."""
-    groups = [sorted(g) for g in groups if g and math.isinf(sorted(g)[-1].le)]
-    total = sum(g[-1].count for g in groups)
-    if total <= 0:
-        return None
-    bounds = sorted({b.le for g in groups for b in g if not math.isinf(b.le)})
-
-    def cdf(x: float) -> float:
-        return sum(_count_at_or_last(g, x) for g in groups) / total
-
-    return histogram_quantile(q, cdf, bounds)
-
-
-def _count_at_or_last(group: list[Bucket], x: float) -> float:
-    at = count_at(group, x)
-    if at is not None:
-        return at
-    finite = [b for b in group if not math.isinf(b.le)]
-    return finite[-1].count if finite else 0.0
 
 
 def fleet_observation(

@@ -3,6 +3,14 @@
 Pure: strings in, strings out; no network. `monitor.source` runs the queries.
 """
 
+from monitor.histogram import (  # re-exported: the catalog's bucket readers live in monitor.histogram
+    Bucket,
+    BucketShare,
+    buckets_by_group,
+    count_at,
+    fraction_over,
+    fraction_over_groups,
+)
 from monitor.queries.catalog import ALL, BY_NAME, get, recorded
 from monitor.queries.engine import (
     BATCH_PER_REPLICA,
@@ -28,14 +36,6 @@ from monitor.queries.gpu import (
     GPU_UTIL_MEAN,
     XID_BY_GPU,
     XID_GPUS,
-)
-from monitor.queries.histogram import (
-    Bucket,
-    BucketShare,
-    buckets_by_group,
-    count_at,
-    fraction_over,
-    fraction_over_groups,
 )
 from monitor.queries.latency import (
     ITL_BUCKETS,

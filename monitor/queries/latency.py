@@ -7,7 +7,7 @@ per-*request* mean (one observation per request) and is deliberately not used as
 
 Fraction of requests over a threshold (the SLO burn input): a threshold such as 1.2 s is rarely a bucket
 bound, so the `*_BUCKETS` queries return the per-`le` rates (`sum by (le, model_name)`) and
-`monitor.queries.histogram.fraction_over` interpolates inside the bucket, as histogram_quantile does.
+`monitor.histogram.fraction_over` interpolates inside the bucket, as histogram_quantile does.
 """
 
 from __future__ import annotations

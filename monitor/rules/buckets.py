@@ -15,14 +15,14 @@ bounds come from the bucket lists vLLM is known to export (reference §1.3):
 - Token-count histograms (prompt and output lengths) use `build_1_2_5_buckets(max_model_len)`: the bounds
   depend on the tier's max_model_len. A threshold above the last finite bound cannot be interpolated: the
   count at it is the count at the last finite bound (everything in the +Inf bucket is taken to be above
-  it), which is what `monitor.observe.fleet.merged_quantile` does.
+  it), which is what `monitor.histogram.merged_quantile` does.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from monitor.histogram import Bracket, bracket
 
 __all__ = [
     "ITL_BOUNDS",
@@ -43,48 +43,6 @@ ITL_BOUNDS: tuple[float, ...] = (
     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
 )  # fmt: skip
 ITL_BOUNDS_BEFORE_15202: tuple[float, ...] = tuple(b for b in ITL_BOUNDS if b <= 2.5)
-
-
-@dataclass(frozen=True)
-class Bracket:
-    """How to read the count at `threshold`: between `lower` and `upper` (lower 0: the first bucket);
-    `upper is None` means above the last finite bound (read at `lower`, the last finite bound)."""
-
-    threshold: float
-    lower: float
-    upper: float | None
-
-    @property
-    def exact(self) -> bool:
-        """The threshold is a bound: its bucket is read as is."""
-        return self.upper == self.threshold
-
-    @property
-    def beyond(self) -> bool:
-        """Above the last finite bound: nothing to interpolate."""
-        return self.upper is None
-
-    @property
-    def fraction(self) -> float:
-        """(threshold - lower) / (upper - lower): the share of the bracketing bucket counted as at or below."""
-        if self.upper is None or self.upper == self.lower:
-            return 1.0
-        return (self.threshold - self.lower) / (self.upper - self.lower)
-
-
-def bracket(threshold: float, bounds: Sequence[float]) -> Bracket:
-    """The finite bounds around `threshold` in ascending `bounds` (0 below the first bound)."""
-    if not threshold > 0 or not math.isfinite(threshold):
-        raise ValueError(f"threshold must be a positive finite number, got {threshold!r}")
-    finite = sorted(b for b in bounds if math.isfinite(b))
-    if not finite:
-        raise ValueError("no finite bucket bounds")
-    lower = 0.0
-    for bound in finite:
-        if threshold <= bound:
-            return Bracket(threshold, lower, bound)
-        lower = bound
-    return Bracket(threshold, finite[-1], None)
 
 
 def latency_bracket(threshold: float, current: Sequence[float], before_15202: Sequence[float]) -> Bracket:

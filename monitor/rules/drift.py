@@ -16,9 +16,9 @@ the trigger's window:
 
 The plan's prompt numbers describe the whole product; routing cuts them into per-tier bands, so a shift to
 longer prompts can land in the long-context pool whose own band does not move. The fleet rule catches it:
-the fleet p95 (Python: `merged_quantile` over every tier's buckets) exceeds T exactly when more than 5% of
-the prompts are longer than T, each tier's count at T interpolated in its own buckets, so the tiers'
-different bucket sets (max_model_len) never have to be summed bucket by bucket.
+the fleet p95 (Python: `monitor.histogram.merged_quantile` over every tier's buckets) exceeds T exactly when
+more than 5% of the prompts are longer than T, each tier's count at T interpolated in its own buckets, so the
+tiers' different bucket sets (max_model_len) never have to be summed bucket by bucket.
 
 Not expressible in PromQL, left to the advisor (alerts-planwatch.yml): throughput-below-model (the sizing
 model at the observed batch), cold-start-too-slow (the forecast ramp), the two eval triggers (posted evals).

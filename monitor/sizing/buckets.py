@@ -3,16 +3,13 @@
 vLLM counts prompt and output lengths in 1-2-5 buckets up to max_model_len (1, 2, 5, 10, ..., 20000, 50000).
 histogram_quantile interpolates linearly inside a bucket, so a plan value and an observed quantile can only
 be compared like with like: the plan's distribution pushed through the same buckets and the same
-interpolation. A plan of exactly 300 output tokens reads as 485 (the 95th percentile of a 200-500 bucket),
-and so does production that matches it.
+interpolation (`monitor.histogram.quantile_of_distribution`). A plan of exactly 300 output tokens reads as 485
+(the 95th percentile of a 200-500 bucket), and so does production that matches it.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-
-__all__ = ["build_1_2_5_buckets", "histogram_quantile"]
+__all__ = ["build_1_2_5_buckets"]
 
 
 def build_1_2_5_buckets(max_value: int) -> tuple[float, ...]:
@@ -26,19 +23,3 @@ def build_1_2_5_buckets(max_value: int) -> tuple[float, ...]:
                 return tuple(buckets)
             buckets.append(float(value))
         exponent += 1
-
-
-def histogram_quantile(q: float, cdf: Callable[[float], float], bounds: Sequence[float]) -> float:
-    """Prometheus's histogram_quantile over a distribution given by its CDF at the finite bucket bounds.
-
-    The first bucket starts at 0; a rank in the +Inf bucket returns the highest finite bound.
-    """
-    lower_bound, lower_count = 0.0, 0.0
-    for bound in bounds:
-        count = cdf(bound)
-        if count >= q:
-            if count == lower_count:
-                return bound
-            return lower_bound + (bound - lower_bound) * (q - lower_count) / (count - lower_count)
-        lower_bound, lower_count = bound, count
-    return bounds[-1] if bounds else math.nan

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from monitor.slo import SRE_POLICY, budget_spent, burn_rate, error_budget, fraction_above
-
-TTFT_BUCKETS = [0.5, 0.75, 1.0, 2.5, 5.0, math.inf]
+from monitor.slo import SRE_POLICY, budget_spent, burn_rate, error_budget
 
 
 @pytest.mark.parametrize(
@@ -51,30 +47,3 @@ def test_policy_short_windows_are_a_twelfth_of_the_long_ones() -> None:
 
     for w in SRE_POLICY:
         assert parse_duration(w.short) == pytest.approx(parse_duration(w.long) / 12)
-
-
-@pytest.mark.parametrize(
-    ("threshold", "counts", "expected"),
-    [
-        pytest.param(
-            1.2,
-            [10, 40, 80, 100, 100, 100],
-            (100 - (80 + 20 * 0.2 / 1.5)) / 100,
-            id="1.2 s is interpolated inside the 1.0-2.5 s bucket",
-        ),
-        pytest.param(1.0, [10, 40, 80, 100, 100, 100], 0.2, id="a threshold on a bucket bound is exact"),
-        pytest.param(10.0, [0, 0, 0, 0, 90, 100], 0.1, id="above the last finite bucket counts the +Inf overflow"),
-        pytest.param(0.25, [50, 50, 50, 50, 50, 50], 1 - 25 / 50, id="the first bucket starts at zero"),
-    ],
-)
-def test_fraction_above(threshold: float, counts: list[float], expected: float) -> None:
-    assert fraction_above(threshold, list(zip(TTFT_BUCKETS, counts, strict=True))) == pytest.approx(expected)
-
-
-def test_no_observations_is_nan_not_zero() -> None:
-    assert math.isnan(fraction_above(1.2, [(1.0, 0), (math.inf, 0)]))
-
-
-def test_buckets_without_inf_are_rejected() -> None:
-    with pytest.raises(ValueError, match=r"\+Inf"):
-        fraction_above(1.2, [(1.0, 3)])

@@ -1,7 +1,9 @@
 """Reading a threshold between bucket bounds: which bounds, and PromQL that agrees with the Python.
 
-The interpolation the rules do in PromQL is checked against `monitor.slo.fraction_above` (the advisor's own
-arithmetic) by promtool on random cumulative histograms: the two must give the same share to 1e-6.
+The interpolation the rules do in PromQL is checked by promtool on random cumulative histograms against
+`monitor.histogram.fraction_over_groups`, the function the collector reads SLO shares with: the two must give the
+same share to 1e-6. The collector's quantiles (`monitor.histogram.merged_quantile`) are checked against PromQL's
+own histogram_quantile on the same series.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 import yaml
 
 from monitor import queries as q
+from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
 from monitor.rules.buckets import (
     ITL_BOUNDS,
     ITL_BOUNDS_BEFORE_15202,
@@ -26,7 +29,6 @@ from monitor.rules.buckets import (
 )
 from monitor.rules.promql import duration, le_matcher, number, share_above
 from monitor.sizing.buckets import build_1_2_5_buckets
-from monitor.slo import fraction_above
 from tests.harness.stack import require_binaries
 
 
@@ -115,11 +117,15 @@ def test_promql_interpolation_agrees_with_the_python(tmp_path: Path) -> None:
             le_text = "+Inf" if math.isinf(le) else repr(le)
             series.append({"series": f'vllm:time_to_first_token_seconds_bucket{{tier="t",model_name="{model}",'
                                      f'le="{le_text}"}}', "values": f"0+{count}x10"})  # fmt: skip
-        expected = fraction_above(threshold, list(zip((*TTFT_BOUNDS, math.inf), per_minute, strict=True)))
+        pairs = zip((*TTFT_BOUNDS, math.inf), per_minute, strict=True)
+        samples = [({"le": str(le), "model_name": model}, float(c)) for le, c in pairs]
+        expected = fraction_over_groups(samples, threshold).fraction
+        assert expected is not None
         b = latency_bracket(threshold, TTFT_BOUNDS, TTFT_BOUNDS_BEFORE_15202)
         expr = share_above(q.TTFT_BUCKETS, ('tier="t"', f'model_name="{model}"'), "5m", b)
         checks.append({"expr": f"round(({expr}) * 1e6)", "eval_time": "5m",
                        "exp_samples": [{"labels": "{}", "value": round(expected * 1e6)}]})  # fmt: skip
+        checks.append(_quantile_check(model, samples, (0.5, 0.95, 0.99)[i % 3]))
     series_old, check_old = _a_replica_on_the_old_list(rng)
     series += series_old
     checks.append(check_old)
@@ -148,6 +154,21 @@ def _a_replica_on_the_old_list(rng: random.Random) -> tuple[list[dict[str, str]]
         counts[model] = per_minute
     b = latency_bracket(15.0, TTFT_BOUNDS, TTFT_BOUNDS_BEFORE_15202)
     expr = share_above(q.TTFT_BUCKETS, ('tier="g"',), "5m", b, guard=True)
-    expected = fraction_above(15.0, counts["new"])
+    samples = [({"le": str(le), "model_name": m}, float(c)) for m, pairs in counts.items() for le, c in pairs]
+    expected = fraction_over_groups(samples, 15.0).fraction  # the old-list model drops out, as in PromQL
+    assert expected is not None
     return series, {"expr": f"round(({expr}) * 1e6)", "eval_time": "5m",
                     "exp_samples": [{"labels": "{}", "value": round(expected * 1e6)}]}  # fmt: skip
+
+
+def _quantile_check(model: str, samples: list[tuple[dict[str, str], float]], quantile: float) -> dict[str, object]:
+    """PromQL's histogram_quantile over one model's buckets (a rate: the series grow by `count` a minute)
+    against `merged_quantile` over the same counts per second. A rank in the +Inf bucket reads as the last
+    finite bound in both."""
+    per_second = [({"le": labels["le"]}, count / 60) for labels, count in samples]
+    expected = merged_quantile(quantile, list(buckets_by_group(per_second).values()))
+    assert expected is not None
+    sel = f'tier="t",model_name="{model}"'
+    expr = f"histogram_quantile({quantile}, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[5m])))"
+    return {"expr": f"round(({expr}) * 1e6)", "eval_time": "5m",
+            "exp_samples": [{"labels": "{}", "value": round(expected * 1e6)}]}  # fmt: skip

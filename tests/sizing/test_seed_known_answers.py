@@ -181,11 +181,12 @@ def test_wait_p95_is_unbounded_past_saturation_and_zero_when_idle() -> None:
     ],
 )
 def test_a_plan_read_through_vllm_token_buckets(p50: float, p95: float, expected: float) -> None:
-    from monitor.sizing.buckets import build_1_2_5_buckets, histogram_quantile
+    from monitor.histogram import quantile_of_distribution
+    from monitor.sizing.buckets import build_1_2_5_buckets
     from monitor.sizing.shape import LogNormal
 
     dist = LogNormal.from_percentiles(p50, p95)
-    value = histogram_quantile(0.95, dist.cdf, build_1_2_5_buckets(131_072))
+    value = quantile_of_distribution(0.95, dist.cdf, build_1_2_5_buckets(131_072))
     assert value == pytest.approx(expected, rel=0.01)
 
 

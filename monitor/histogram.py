@@ -1,0 +1,223 @@
+"""Classic Prometheus histograms, read as Prometheus reads them (pure): the one home of histogram arithmetic.
+
+Every reader of bucket counts goes through here: the collector (quantiles and SLO shares from bucket
+vectors), the fleet view (quantiles over tiers whose bucket lists differ), the drift model (the plan's
+distribution pushed through vLLM's buckets) and the rule generator (which bounds bracket a threshold).
+
+- `quantile` is PromQL's `histogram_quantile` over one histogram, exactly (promql/quantile.go): buckets sorted
+  by bound, counts made monotonic, equal bounds merged; NaN without a +Inf bucket, with fewer than two
+  buckets or with no observations; a rank in the +Inf bucket returns the highest finite bound; otherwise
+  linear inside the bucket holding the rank, the first bucket starting at 0.
+- `count_at` / `fraction_over`: the count at (share above) a threshold, interpolated inside its bucket under
+  the same assumption (observations spread evenly). A threshold above the highest finite bound cannot be
+  read: unknown, never the +Inf bucket's share guessed as "above" nor 0.
+- `merged_quantile`: several histograms whose bucket lists differ (tiers with different max_model_len). Each
+  is read at the union of the bounds; past its own highest finite bound a histogram's count stays at that
+  bound's (its +Inf observations count as above every bound beyond it, so the quantile is never
+  understated; the fleet prompt rule in `monitor.rules.drift` reads tiers the same way). For histograms
+  with the same bounds this is `histogram_quantile(q, sum by (le) (...))`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "Bracket",
+    "Bucket",
+    "BucketShare",
+    "bracket",
+    "buckets_by_group",
+    "count_at",
+    "fraction_over",
+    "fraction_over_groups",
+    "merged_quantile",
+    "quantile",
+    "quantile_of_distribution",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Bucket:
+    """A cumulative bucket: `count` observations (or a rate of them) were <= `le`."""
+
+    le: float
+    count: float
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """The finite bounds around `threshold`: between `lower` and `upper` (lower 0: the first bucket);
+    `upper is None` means above the highest finite bound (nothing to interpolate)."""
+
+    threshold: float
+    lower: float
+    upper: float | None
+
+    @property
+    def exact(self) -> bool:
+        """The threshold is a bound: its bucket is read as is."""
+        return self.upper == self.threshold
+
+    @property
+    def beyond(self) -> bool:
+        return self.upper is None
+
+    @property
+    def fraction(self) -> float:
+        """(threshold - lower) / (upper - lower): the share of the bracketing bucket counted as at or below."""
+        if self.upper is None or self.upper == self.lower:
+            return 1.0
+        return (self.threshold - self.lower) / (self.upper - self.lower)
+
+
+def bracket(threshold: float, bounds: Iterable[float]) -> Bracket:
+    """The finite bounds around a positive `threshold` (0 below the first bound)."""
+    if not threshold >= 0 or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a non-negative finite number, got {threshold!r}")
+    finite = sorted(b for b in bounds if math.isfinite(b))
+    if not finite:
+        raise ValueError("no finite bucket bounds")
+    lower = 0.0
+    for bound in finite:
+        if threshold <= bound:
+            return Bracket(threshold, lower, bound)
+        lower = bound
+    return Bracket(threshold, finite[-1], None)
+
+
+def _normalized(buckets: Iterable[Bucket]) -> list[Bucket]:
+    """Sorted, equal bounds merged (their counts added, as Prometheus coalesces them), counts monotonic."""
+    merged: dict[float, float] = defaultdict(float)
+    for b in buckets:
+        merged[b.le] += b.count
+    out, highest = [], -math.inf
+    for le in sorted(merged):
+        highest = max(highest, merged[le])
+        out.append(Bucket(le, highest))
+    return out
+
+
+def quantile(q: float, buckets: Iterable[Bucket]) -> float:
+    """PromQL's histogram_quantile(q, buckets) of one classic histogram (NaN where PromQL gives NaN)."""
+    if math.isnan(q):
+        return math.nan
+    if q < 0:
+        return -math.inf
+    if q > 1:
+        return math.inf
+    ordered = _normalized(buckets)
+    if not ordered or not math.isinf(ordered[-1].le) or len(ordered) < 2:
+        return math.nan
+    observations = ordered[-1].count
+    if observations == 0:
+        return math.nan
+    rank = q * observations
+    b = next((i for i, bucket in enumerate(ordered[:-1]) if bucket.count >= rank), len(ordered) - 1)
+    if b == len(ordered) - 1:
+        return ordered[-2].le
+    if b == 0 and ordered[0].le <= 0:
+        return ordered[0].le
+    start, count = 0.0, ordered[b].count
+    if b > 0:
+        start, count, rank = ordered[b - 1].le, count - ordered[b - 1].count, rank - ordered[b - 1].count
+    return start + (ordered[b].le - start) * (rank / count)
+
+
+def quantile_of_distribution(q: float, cdf: Callable[[float], float], bounds: Sequence[float]) -> float:
+    """What histogram_quantile reads for a distribution (given by its CDF) observed through `bounds`."""
+    return quantile(q, [*(Bucket(b, cdf(b)) for b in bounds if math.isfinite(b)), Bucket(math.inf, 1.0)])
+
+
+def count_at(buckets: Iterable[Bucket], threshold: float) -> float | None:
+    """Interpolated cumulative count at `threshold`; None above the highest finite bound."""
+    ordered = _normalized(buckets)
+    finite = [b for b in ordered if math.isfinite(b.le)]
+    if not finite:
+        return None
+    br = bracket(max(threshold, 0.0), (b.le for b in finite))
+    if br.upper is None:
+        return None
+    counts = {b.le: b.count for b in finite}
+    lower = counts.get(br.lower, 0.0)
+    return lower + (counts[br.upper] - lower) * br.fraction
+
+
+def _count_at_or_last(buckets: list[Bucket], x: float) -> float:
+    """The merge convention: past the highest finite bound, the count at it."""
+    at = count_at(buckets, x)
+    if at is not None:
+        return at
+    finite = [b for b in buckets if math.isfinite(b.le)]
+    return finite[-1].count if finite else 0.0
+
+
+@dataclass(frozen=True)
+class BucketShare:
+    """Observations above the threshold and in total; `fraction` is None when nothing was observed or the
+    threshold cannot be read from the buckets (`reason`)."""
+
+    over: float
+    total: float
+    reason: str = ""
+
+    @property
+    def fraction(self) -> float | None:
+        if self.reason or self.total <= 0:
+            return None
+        return self.over / self.total
+
+
+def fraction_over(buckets: Iterable[Bucket], threshold: float) -> BucketShare:
+    """Observations above `threshold` out of all (the +Inf bucket), for one histogram."""
+    ordered = _normalized(buckets)
+    if not ordered or not math.isinf(ordered[-1].le):
+        return BucketShare(0.0, 0.0, "no +Inf bucket: not a complete histogram")
+    total = ordered[-1].count
+    at = count_at(ordered, threshold)
+    if at is None:
+        return BucketShare(0.0, total, f"threshold {threshold:g} is above the highest finite bucket bound")
+    return BucketShare(max(0.0, total - at), total)
+
+
+def buckets_by_group(
+    samples: Iterable[tuple[Mapping[str, str], float]], le_label: str = "le"
+) -> dict[tuple[tuple[str, str], ...], list[Bucket]]:
+    """Bucket series (labels, value) split into histograms: one per label set without `le` (e.g. per
+    model, whose bucket bounds differ). NaN values are skipped."""
+    groups: dict[tuple[tuple[str, str], ...], list[Bucket]] = defaultdict(list)
+    for labels, value in samples:
+        if le_label not in labels or math.isnan(value):
+            continue
+        key = tuple(sorted((k, v) for k, v in labels.items() if k != le_label))
+        groups[key].append(Bucket(float(labels[le_label]), value))
+    return dict(groups)
+
+
+def fraction_over_groups(samples: Iterable[tuple[Mapping[str, str], float]], threshold: float) -> BucketShare:
+    """`fraction_over` across several histograms (e.g. models of one tier): counts add, each histogram read in
+    its own bounds. One whose bounds cannot read the threshold (a replica on an older, shorter bucket list)
+    drops out, neither good nor bad, as the rules' guard drops it; unknown when none can read it."""
+    shares = [fraction_over(b, threshold) for b in buckets_by_group(samples).values()]
+    if not shares:
+        return BucketShare(0.0, 0.0, "no bucket series")
+    readable = [s for s in shares if not s.reason]
+    if not readable:
+        return BucketShare(0.0, sum(s.total for s in shares), shares[0].reason)
+    return BucketShare(sum(s.over for s in readable), sum(s.total for s in readable))
+
+
+def merged_quantile(q: float, groups: Sequence[Iterable[Bucket]]) -> float | None:
+    """histogram_quantile over several histograms whose bucket bounds may differ (see the module's note);
+    None when nothing was observed."""
+    complete = [g for g in (_normalized(g) for g in groups) if g and math.isinf(g[-1].le)]
+    total = sum(g[-1].count for g in complete)
+    if total <= 0:
+        return None
+    bounds = sorted({b.le for g in complete for b in g if math.isfinite(b.le)})
+    merged = [Bucket(x, sum(_count_at_or_last(g, x) for g in complete)) for x in bounds]
+    value = quantile(q, [*merged, Bucket(math.inf, total)])
+    return None if math.isnan(value) else value
