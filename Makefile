@@ -46,6 +46,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy $(PACKAGES)
 
 test: setup lint typecheck
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 demo: setup

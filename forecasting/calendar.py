@@ -17,11 +17,18 @@ from numpy.typing import NDArray
 from forecasting.errors import ForecastInputError
 from forecasting.events import crossing_time
 from forecasting.series import FloatArray
-from monitor.plan.hours import within_hours
 
-__all__ = ["MorningRamp", "is_business_hours", "local_time", "next_morning_ramp", "zone"]
+__all__ = ["MorningRamp", "is_business_hours", "local_time", "next_morning_ramp", "within_hours", "zone"]
 
 WEEKDAYS = frozenset(range(5))
+
+
+def within_hours(local: datetime, start: time, end: time, weekdays: Collection[int]) -> bool:
+    """start <= local clock < end on one of `weekdays` (Monday = 0); a window whose end is not after its start
+    wraps midnight (22:00-06:00)."""
+    clock = local.time()
+    inside = start <= clock < end if start < end else clock >= start or clock < end
+    return local.weekday() in weekdays and inside
 
 
 def zone(timezone: str) -> ZoneInfo:

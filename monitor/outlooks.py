@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from forecasting import ForecastError
 from monitor.advice import DemandOutlook
+from monitor.forecasts import TierForecast, forecast_tier
 from monitor.observe.collector import Collector, DemandHistory
 from monitor.plan.model import Plan
-from monitor.service.forecasts import TierForecast, forecast_tier
 
 __all__ = ["DEFAULT_WINDOWS", "FittedOutlooks", "ForecastWindows", "fit_outlooks", "fit_tier", "read_history"]
 

@@ -1,26 +1,18 @@
 """Business hours in the plan's timezone: when the availability SLO counts and when the morning ramp comes.
 
-The one implementation of "is this local time inside the working day": the forecasting package's calendar
-uses it too.
+The one implementation of "is this local time inside the working day" is the forecasting package's
+(`forecasting.calendar.within_hours`), which imports nothing of monitor; the plan reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from datetime import datetime, time
 from zoneinfo import ZoneInfo
 
+from forecasting.calendar import within_hours
 from monitor.plan.model import BusinessHours
 
 __all__ = ["in_business_hours", "within_hours"]
-
-
-def within_hours(local: datetime, start: time, end: time, weekdays: Collection[int]) -> bool:
-    """start <= local clock < end on one of `weekdays` (Monday = 0); a window whose end is not after its start
-    wraps midnight (22:00-06:00)."""
-    clock = local.time()
-    inside = start <= clock < end if start < end else clock >= start or clock < end
-    return local.weekday() in weekdays and inside
 
 
 def in_business_hours(unix_seconds: float, hours: BusinessHours) -> bool:

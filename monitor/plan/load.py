@@ -16,8 +16,8 @@ import yaml
 from pydantic import ValidationError
 
 from monitor.plan.catalog import BUILTIN_GPUS
+from monitor.plan.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
 from monitor.plan.model import FLEET, Plan, Tier
-from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
 from monitor.units import format_bytes
 
 __all__ = ["PlanError", "PlanProblem", "load_plan", "parse_plan", "plan_problems"]

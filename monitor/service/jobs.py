@@ -14,11 +14,11 @@ from dataclasses import dataclass, fields, replace
 
 from monitor.advice import AdviceSettings
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.forecasts import TierForecast
 from monitor.observe.collector import Collector
 from monitor.observe.model import Measurement, TierObservation
 from monitor.outlooks import ForecastWindows, fit_tier
 from monitor.plan.model import FLEET, Plan
-from monitor.service.forecasts import TierForecast
 from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, SourceStatus
 from monitor.service.settings import Settings
 from monitor.service.state import StateStore

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 from monitor.advice import DemandOutlook
 from monitor.evaluation import Evaluation
+from monitor.forecasts import TierForecast
 from monitor.plan.model import Plan
-from monitor.service.forecasts import TierForecast
 from monitor.service.state import Acknowledgement
 from monitor.sizing.plan_sizing import PlanSizing
 from monitor.triggers import TriggerRecord

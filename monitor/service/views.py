@@ -17,7 +17,7 @@ from monitor.export import (
     trigger_to_dict,
     without_nan,
 )
-from monitor.service.forecasts import TierForecast
+from monitor.forecasts import TierForecast
 from monitor.service.results import Outcome, Snapshot, SourceStatus
 from monitor.service.state import Acknowledgement, Episode
 from monitor.sizing.export import sizing_to_dict

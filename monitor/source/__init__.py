@@ -6,7 +6,7 @@ with a reason (`monitor.source.measure`), never 0.
 
 from monitor.source.client import MAX_POINTS_PER_REQUEST, HttpPrometheusSource
 from monitor.source.errors import PrometheusUnreachable, QueryError, SourceError
-from monitor.source.factory import collector_from_settings, source_from_settings
+from monitor.source.factory import source_from_settings
 from monitor.source.fake import FakePrometheusSource, UnrecordedQuery, record
 from monitor.source.health import Health, check
 from monitor.source.measure import describe_labels, gate_down, gate_stale, measurement, measurements_by
@@ -32,7 +32,6 @@ __all__ = [
     "TLSOptions",
     "UnrecordedQuery",
     "check",
-    "collector_from_settings",
     "describe_labels",
     "gate_down",
     "gate_stale",

@@ -103,7 +103,7 @@ THRESHOLDS = (0.0005, 0.02, 0.5, 1.2, 6.0, 15.0)
 
 def test_promql_interpolation_agrees_with_the_python(tmp_path: Path) -> None:
     """One model per threshold, random cumulative TTFT buckets (current list); promtool evaluates the rule
-    expression, `fraction_above` gives the expected share."""
+    expression, `fraction_over_groups` (what the collector calls) gives the expected share."""
     rng = random.Random(7)
     series: list[dict[str, str]] = []
     checks: list[dict[str, object]] = []

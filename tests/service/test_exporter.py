@@ -14,9 +14,9 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from monitor.advice import DemandOutlook
+from monitor.forecasts import TierForecast
 from monitor.observe.model import Measurement
 from monitor.service.app import Services, build_services
-from monitor.service.forecasts import TierForecast
 from tests.service.conftest import make_settings
 from tests.service.fakes import NOW, Clock, FakeCollector, copilot_observation
 

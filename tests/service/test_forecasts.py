@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from forecasting import ForecastInputError, synthetic_traffic
+from monitor.forecasts import forecast_tier
 from monitor.observe.collector import DemandHistory
 from monitor.service.app import Services
-from monitor.service.forecasts import forecast_tier
 from tests.service.conftest import ApiClient
 from tests.service.fakes import Clock, FakeCollector
 

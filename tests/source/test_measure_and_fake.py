@@ -176,16 +176,3 @@ def test_settings_convert_from_any_object_with_the_same_names() -> None:
     assert ours.bearer_token is not None and ours.bearer_token.get_secret_value() == "tok"
     assert SourceSettings.from_any({"url": "http://x:9090"}).retries == 2
     assert SourceSettings.from_any(ours) is ours
-
-
-def test_the_service_builds_its_collector_here() -> None:
-    from monitor.source import HttpPrometheusSource, collector_from_settings
-
-    settings = SourceSettings(url="http://127.0.0.1:9", retries=0)
-    collector = collector_from_settings(settings, max_age_seconds=60.0)
-    try:
-        assert isinstance(collector.source, HttpPrometheusSource)
-        assert collector.source.url == "http://127.0.0.1:9" and collector.max_age_seconds == 60.0
-        assert collector.health(NOW).reason == "connection refused"
-    finally:
-        collector.source.close()
