@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from forecasting.durations import duration_seconds, is_promql_duration
+
 __all__ = [
     "GB",
     "GIB",
@@ -23,6 +25,7 @@ __all__ = [
     "format_value",
     "parse_bytes",
     "parse_duration",
+    "validate_promql_duration",
 ]
 
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
@@ -32,15 +35,6 @@ SECONDS_PER_DAY = 86_400.0
 # A 30-day month, as the seeds count it (2.592e6 s).
 SECONDS_PER_MONTH = 30 * SECONDS_PER_DAY
 
-_DURATION_UNITS = {
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "min": 60.0,
-    "h": 3600.0,
-    "d": 86_400.0,
-    "w": 604_800.0,
-}
 _BYTE_UNITS = {
     "b": 1.0,
     "kb": KB,
@@ -56,19 +50,26 @@ _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)
 
 
 def parse_duration(value: str | float | int) -> float:
-    """Seconds from a number (already seconds) or a string such as '50ms', '1.2s', '20m', '24h', '7d'.
+    """Seconds from a number (already seconds) or a string such as '50ms', '1.2s', '20m', '24h', '7d', '1h30m'.
 
-    Compound forms ('1h30m') are accepted, as Prometheus writes them.
+    The grammar is `forecasting.durations`' (the one of planwatch); a bad value raises ValueError.
     """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, int | float):
         return float(value)
-    text = value.strip()
-    parts = re.findall(r"([0-9]*\.?[0-9]+)\s*(ms|min|s|m|h|d|w)", text)
-    if not parts or "".join(n + u for n, u in parts) != text.replace(" ", ""):
-        raise ValueError(f"{value!r} is not a duration (examples: 50ms, 1.2s, 20m, 24h, 7d)")
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    return duration_seconds(value)
+
+
+def validate_promql_duration(value: str) -> str:
+    """`value` if it is a duration PromQL accepts in a range (`5m`, `1h30m`); anything else could inject PromQL
+    or fail later. The same grammar as `parse_duration`, whole numbers only."""
+    if not is_promql_duration(value):
+        raise ValueError(
+            f"{value!r} is not a PromQL duration planwatch accepts (whole numbers of ms, s, m, h, d, "
+            "w: 30s, 5m, 7d, 1h30m)"
+        )
+    return value
 
 
 def parse_bytes(value: str | float | int) -> float:

@@ -16,7 +16,6 @@ from rich.console import Console
 from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
 from monitor.drift import Status
-from monitor.queries.query import validate_duration
 
 if TYPE_CHECKING:
     from monitor.evaluation import Evaluation
@@ -59,17 +58,13 @@ def check(
     timeout: Timeout = 10.0,
 ) -> None:
     """Hold the plan against what Prometheus saw: drift per assumption, triggers, recommendations."""
-    from monitor.cli.live import evaluate_live, forecast_to_dict, forecast_windows  # heavy: keep --help fast
+    from monitor.cli.live import evaluate_live, forecast_to_dict, forecast_windows, validate_windows  # heavy
     from monitor.cli.render import print_evaluation
     from monitor.export import evaluation_to_dict
 
     if fmt not in ("table", "json"):
         fail(f"--format {fmt!r} is not one of table, json")
-    for name, value in (("--window", window), ("--long-window", long_window)):
-        try:
-            validate_duration(value)
-        except ValueError as exc:
-            fail(f"{name}: {exc}")
+    validate_windows(window, long_window)
     windows = forecast_windows(history, horizon) if forecast else None
     plan = load_plan_or_exit(plan_path)
     now = parse_time(at) or time.time()

@@ -12,9 +12,16 @@ from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, fit_outlooks
 from monitor.plan.model import Plan
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable, QueryError
-from monitor.units import parse_duration
+from monitor.units import parse_duration, validate_promql_duration
 
-__all__ = ["REACTIVE_ONLY", "LiveEvaluation", "evaluate_live", "forecast_to_dict", "forecast_windows"]
+__all__ = [
+    "REACTIVE_ONLY",
+    "LiveEvaluation",
+    "evaluate_live",
+    "forecast_to_dict",
+    "forecast_windows",
+    "validate_windows",
+]
 
 REACTIVE_ONLY = "no demand forecast (--no-forecast): the advice is reactive only, with no scale schedule"
 
@@ -31,6 +38,15 @@ class LiveEvaluation:
             return (REACTIVE_ONLY,)
         return tuple(f"tier {tier}: no demand forecast ({why}): the advice is reactive only"
                      for tier, why in self.fitted.errors.items())  # fmt: skip
+
+
+def validate_windows(window: str, long_window: str) -> None:
+    """`--window` and `--long-window` are PromQL ranges: a bad one is a usage error naming the option."""
+    for name, value in (("--window", window), ("--long-window", long_window)):
+        try:
+            validate_promql_duration(value)
+        except ValueError as exc:
+            fail(f"{name}: {exc}")
 
 
 def forecast_windows(history: str, horizon: str, step_seconds: float = DEFAULT_WINDOWS.step_seconds) -> ForecastWindows:

@@ -34,12 +34,13 @@ def report(
     timeout: Timeout = 30.0,
 ) -> None:
     """Write a self-contained HTML report: sizing, drift, triggers, forecast with the schedule, cost."""
-    from monitor.cli.live import evaluate_live, forecast_windows  # heavy imports at run time keep --help fast
+    from monitor.cli.live import evaluate_live, forecast_windows, validate_windows  # heavy: keep --help fast
     from monitor.report.html import ReportInputs, render_report
 
+    validate_windows(window, long_window)
+    windows = forecast_windows(history, horizon)
     plan = load_plan_or_exit(plan_path)
     now = parse_time(at) or time.time()
-    windows = forecast_windows(history, horizon)
     with make_source(prometheus, header, bearer_token_file, insecure, timeout) as source:
         live = evaluate_live(source, plan, now, window, long_window=long_window, windows=windows)
     for note in live.forecast_notes:

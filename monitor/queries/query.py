@@ -18,25 +18,22 @@ the dashboards cannot drift apart.
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from monitor.queries.selector import Selector, validate_label_name
+from monitor.units import validate_promql_duration
 
-__all__ = ["DURATION", "Query", "Rendering", "validate_duration"]
+__all__ = ["Query", "Rendering", "validate_duration"]
 
-DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
 _ENGINE_MATCHER = 'model_name!=""'
 
 
 def validate_duration(value: str) -> str:
     """`value` if it is a PromQL duration (`5m`, `1h30m`); anything else could inject PromQL."""
-    if not DURATION.match(value):
-        raise ValueError(f"{value!r} is not a PromQL duration like 30s, 5m, 1h")
-    return value
+    return validate_promql_duration(value)
 
 
 @dataclass(frozen=True)

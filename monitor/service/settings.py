@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from forecasting.durations import is_promql_duration
 from monitor.advice import AdviceSettings
 from monitor.outlooks import DEFAULT_WINDOWS
 from monitor.source import SourceSettings
@@ -37,7 +38,6 @@ def _seconds(value: object) -> object:
 
 
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
-_PROMQL_DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
 _LISTEN = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^:\s]+):(?P<port>[0-9]{1,5})$")
 
 
@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     def _consistent(self) -> Self:
         parse_listen(self.listen)
         for key in ("observation_window", "long_window"):
-            if not _PROMQL_DURATION.match(getattr(self, key)):
+            if not is_promql_duration(getattr(self, key)):
                 raise ValueError(f"{key} {getattr(self, key)!r} is not a PromQL duration (1h, 30m, 7d)")
         if self.protect_reads and self.api_token is None:
             raise ValueError("protect_reads needs an api_token (or PLANWATCH_API_TOKEN)")
