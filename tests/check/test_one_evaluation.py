@@ -2,9 +2,12 @@
 
 History: three days of the support copilot with traffic 40% above its planned peak (fleetsim backfill,
 60-second steps, the planned 3 replicas) ending at 07:30 New York on a Tuesday, half an hour before the business
-morning ramps demand up, served by a real Prometheus. All three fit the demand forecast on that history with the
-same defaults, so the advice plans on the same ramp: the same replicas, action and scale schedule (a fourth
-replica before the peak). `check --no-forecast` is the reactive baseline and says so.
+morning ramps demand up, served by a real Prometheus; once with the plan's 10-minute cold start, once with
+replicas that take 20 minutes. All three fit the demand forecast on that history with the same defaults, so the
+advice plans on the same ramp: hold the 3 replicas now (demand is low before the morning), and a schedule that
+starts a fourth early enough for its observed cold start plus the margin before the peak needs it. The service
+is checked twice: its jobs driven one by one, and its own scheduler running them. `check --no-forecast` is the
+reactive baseline and says so.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from typer.testing import CliRunner
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.cli.main import build_app
-from monitor.service.app import build_services
+from monitor.service.app import Services, build_services
+from monitor.service.settings import Settings
 from tests.check.test_scenarios import COPILOT, REPO
+from tests.harness.stack import wait_for
 from tests.service.conftest import AUTH, ApiClient, make_settings
 
 pytestmark = pytest.mark.integration
@@ -34,15 +39,20 @@ NOW = datetime.fromisoformat(END.replace("Z", "+00:00")).timestamp()
 TIER = "copilot"
 
 
-@pytest.fixture(scope="module")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusProcess]:
+SCENARIOS = {"planned cold start": ("over-peak", 600.0), "slow cold start": ("over-peak,slow-cold-start", 1200.0)}
+
+
+@pytest.fixture(scope="module", params=list(SCENARIOS))
+def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, float]]:
+    """(the Prometheus URL, the cold start its replicas show) per scenario."""
+    scenario, cold_start = SCENARIOS[request.param]
     tmp = tmp_path_factory.mktemp("one-evaluation")
     argv = [sys.executable, "-m", "fleetsim", "backfill", str(COPILOT), "--days", "3", "--step", "60s", "--end", END,
-            "--scenario", "over-peak", "--prometheus-data", str(tmp / "data")]  # fmt: skip
+            "--scenario", scenario, "--prometheus-data", str(tmp / "data")]  # fmt: skip
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     with PrometheusProcess.start(PrometheusConfig(data_dir=tmp / "data"), workdir=tmp / "prom") as prom:
-        yield prom
+        yield prom.url, cold_start
 
 
 def _advice(rec: dict[str, Any]) -> dict[str, Any]:
@@ -99,32 +109,63 @@ def _report_tables(url: str, out: Path) -> dict[str, list[list[str]]]:
 
 
 def _serve_advice(url: str, tmp_path: Path) -> dict[str, Any]:
-    settings = make_settings(tmp_path, prometheus={"url": url, "timeout": 30})
-    services = build_services(settings, clock=lambda: NOW, schedule=False)
+    """The service's two jobs driven one by one: refit the forecasts, then evaluate."""
+    services = build_services(_serve_settings(url, tmp_path), clock=lambda: NOW, schedule=False)
     try:
         services.refit_now()
         services.evaluate_now()
-        body = ApiClient(services.app).get("/v1/recommendations", headers=AUTH).json()
+        return _published(services)
     finally:
         services.close()
+
+
+def _scheduled_advice(url: str, tmp_path: Path) -> dict[str, Any]:
+    """The service's own scheduler: both jobs start at once, and the advice counts once an evaluation has run
+    on the refitted forecast."""
+    services = build_services(_serve_settings(url, tmp_path, evaluation_interval="1s"), clock=lambda: NOW)
+    try:
+        services.start()
+
+        def planned_on_the_forecast() -> bool:
+            ev = services.jobs.results.current().evaluation
+            return ev is not None and TIER in ev.outlooks
+
+        wait_for(planned_on_the_forecast, timeout=60, what="an evaluation on the refitted forecast")
+        return _published(services)
+    finally:
+        services.close()
+
+
+def _serve_settings(url: str, tmp_path: Path, **overrides: Any) -> Settings:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return make_settings(tmp_path, prometheus={"url": url, "timeout": 30}, **overrides)
+
+
+def _published(services: Services) -> dict[str, Any]:
+    body = ApiClient(services.app).get("/v1/recommendations", headers=AUTH).json()
     return _advice(next(r for r in body["recommendations"] if r["tier"] == TIER))
 
 
-def test_check_report_and_serve_give_the_same_advice(prometheus: PrometheusProcess, tmp_path: Path) -> None:
-    checked = _check(prometheus.url)
+def test_check_report_and_serve_give_the_same_advice(history: tuple[str, float], tmp_path: Path) -> None:
+    url, cold_start = history
+    checked = _check(url)
     advice = _check_advice(checked)
     assert checked["forecast"]["enabled"] and TIER in checked["forecast"]["models"]
-    assert advice["schedule"], "the morning ramp ahead gives a scale schedule"
-    assert _serve_advice(prometheus.url, tmp_path) == advice
-    tables = _report_tables(prometheus.url, tmp_path / "report.html")
-    schedule = tables["scale to|by"]
-    assert [int(row[0]) for row in schedule] == [replicas for replicas, _, _ in advice["schedule"]]
-    cost = next(t for t in checked["tiers"] if t["name"] == TIER)["recommendation"]["cost_per_hour_usd_recommended"]
-    assert tables["tier|$/h now"][0][2] == f"${cost:,.2f}"
+    assert (advice["recommended"], advice["action"]) == (3, "hold")
+    rec = next(t for t in checked["tiers"] if t["name"] == TIER)["recommendation"]
+    [step] = rec["schedule"]
+    assert step["replicas"] == 4 and step["needed_at"] > NOW
+    assert step["cold_start_seconds"] == pytest.approx(cold_start, rel=0.1)
+    assert step["by"] == pytest.approx(step["needed_at"] - step["cold_start_seconds"] - step["margin_seconds"])
+    assert _serve_advice(url, tmp_path / "driven") == advice
+    assert _scheduled_advice(url, tmp_path / "scheduled") == advice
+    tables = _report_tables(url, tmp_path / "report.html")
+    assert [int(row[0]) for row in tables["scale to|by"]] == [4]
+    assert tables["tier|$/h now"][0][2] == f"${rec['cost_per_hour_usd_recommended']:,.2f}"
 
 
-def test_check_without_a_forecast_advises_reactively_and_says_so(prometheus: PrometheusProcess) -> None:
-    checked = _check(prometheus.url, "--no-forecast")
+def test_check_without_a_forecast_advises_reactively_and_says_so(history: tuple[str, float]) -> None:
+    checked = _check(history[0], "--no-forecast")
     assert _check_advice(checked)["schedule"] == []
     assert checked["forecast"]["enabled"] is False
     assert checked["forecast"]["reactive_only"] == [TIER]
