@@ -291,7 +291,8 @@ def _ops_routes() -> APIRouter:
 async def _validation_problem(request: Request, exc: Exception) -> JSONResponse:
     """422 whose `message` names each field in words: 'body.tier: Field required'."""
     assert isinstance(exc, RequestValidationError)
-    errors = jsonable_encoder(exc.errors())
+    # Not the offending input back: it may be huge, or NaN/Infinity, which JSON cannot carry.
+    errors = jsonable_encoder([{k: e[k] for k in ("type", "loc", "msg") if k in e} for e in exc.errors()])
     message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
     return JSONResponse({"detail": errors, "message": message}, status_code=422)
 

@@ -9,6 +9,7 @@ write in one `BEGIN IMMEDIATE ... COMMIT` so a process killed mid-write leaves t
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -16,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from monitor.advice import AdviceState
 from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
@@ -60,6 +63,7 @@ CREATE TABLE IF NOT EXISTS advice_state (
     updated_at REAL NOT NULL
 );
 """
+log = logging.getLogger("planwatch.state")
 _EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence"
 
 
@@ -90,6 +94,7 @@ class StateStore:
         self._db = connection
         self._lock = threading.Lock()
         self.path = path
+        self._unreadable: set[int] = set()
 
     @classmethod
     def open(cls, path: str | Path) -> StateStore:
@@ -204,12 +209,34 @@ class StateStore:
             return int(cursor.lastrowid or 0)
 
     def evals(self, latest_only: bool = True) -> tuple[EvalResult, ...]:
-        """The latest result per (model, precision, task set): a passing re-run supersedes a failed one."""
-        rows = self._query("SELECT model, precision, task_set, payload FROM eval_results ORDER BY submitted_at, id")
+        """The latest result per (model, precision, task set): a passing re-run supersedes a failed one.
+
+        A stored row that no longer reads as a result (a NaN stored as null before the API refused it, a hand
+        edit) is skipped with a warning and counted (`unreadable_rows`): one bad row must not stop every
+        evaluation. It is skipped before "latest" is chosen, so an older readable result still counts."""
+        rows = self._query("SELECT id, model, precision, task_set, payload FROM eval_results ORDER BY submitted_at, id")
+        readable = [(tuple(key), self._eval_row(id_, payload)) for id_, *key, payload in rows]
+        results = [(key, result) for key, result in readable if result is not None]
         if not latest_only:
-            return tuple(EvalResult.model_validate_json(p) for *_, p in rows)
-        latest = {(m, p, t): payload for m, p, t, payload in rows}
-        return tuple(EvalResult.model_validate_json(p) for p in latest.values())
+            return tuple(result for _, result in results)
+        return tuple(dict(results).values())
+
+    def _eval_row(self, id_: int, payload: str) -> EvalResult | None:
+        try:
+            return EvalResult.model_validate_json(payload)
+        except ValidationError as exc:
+            with self._lock:
+                first = id_ not in self._unreadable
+                self._unreadable.add(id_)
+            if first:
+                log.warning("eval_results row %d is unreadable and is skipped: %s", id_, _one_line(exc))
+            return None
+
+    @property
+    def unreadable_rows(self) -> dict[str, int]:
+        """Stored rows skipped because they do not read back, by table (distinct rows since start)."""
+        with self._lock:
+            return {"eval_results": len(self._unreadable)}
 
     def integrity_ok(self) -> bool:
         return self._query("PRAGMA integrity_check") == [("ok",)]
@@ -247,3 +274,7 @@ def _episode(row: tuple[Any, ...]) -> Episode:
         evidence=Evidence(e["summary"], e["observed"], e["plan"], tuple(e["queries"])),
     )
     return Episode(id_, record, resolved_at)
+
+
+def _one_line(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
