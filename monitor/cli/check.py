@@ -56,6 +56,7 @@ def check(
     from monitor.export import evaluation_to_dict
     from monitor.sizing.plan_sizing import size_plan
     from monitor.source import PrometheusUnreachable, QueryError
+    from monitor.source.redact import redact_url
 
     if fmt not in ("table", "json"):
         fail(f"--format {fmt!r} is not one of table, json")
@@ -73,7 +74,10 @@ def check(
         except PrometheusUnreachable as exc:
             fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
         except QueryError as exc:
-            fail(f"Prometheus at {prometheus} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
+            fail(
+                f"Prometheus at {redact_url(prometheus)} refused a query ({exc.message}): {exc.query}",
+                ExitCode.UNREACHABLE,
+            )
     result = evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, now,
                       held_since=now - parse_duration(window))  # fmt: skip
     if fmt == "json":

@@ -48,6 +48,7 @@ def report(
     from monitor.report.html import ReportInputs, render_report
     from monitor.sizing.plan_sizing import size_plan
     from monitor.source import PrometheusUnreachable, QueryError
+    from monitor.source.redact import redact_url
 
     plan = load_plan_or_exit(plan_path)
     now = parse_time(at) or time.time()
@@ -63,7 +64,10 @@ def report(
         except PrometheusUnreachable as exc:
             fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
         except QueryError as exc:
-            fail(f"Prometheus at {prometheus} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
+            fail(
+                f"Prometheus at {redact_url(prometheus)} refused a query ({exc.message}): {exc.query}",
+                ExitCode.UNREACHABLE,
+            )
     outlooks = _outlooks(histories, now, horizon_s)
     result = evaluate(plan, size_plan(plan), observations, outlooks, (), {}, {}, now,
                       held_since=now - parse_duration(window))  # fmt: skip

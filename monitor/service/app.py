@@ -33,6 +33,7 @@ from monitor.service.state import StateStore
 from monitor.service.views import render_bodies
 from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, source_from_settings
+from monitor.source.redact import redact_url
 
 __all__ = ["Services", "build_services", "default_collector"]
 
@@ -143,7 +144,7 @@ def _lifespan(services: Services) -> Callable[[FastAPI], AbstractAsyncContextMan
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services.start()
         log.info("planwatch advisor started: plan %s, Prometheus %s", services.jobs.plan.name,
-                 services.settings.prometheus.url)  # fmt: skip
+                 redact_url(services.settings.prometheus.url))  # fmt: skip
         try:
             yield
         finally:

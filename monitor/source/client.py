@@ -28,6 +28,7 @@ from requests.adapters import Retry
 
 from monitor.source.errors import PrometheusUnreachable, QueryError
 from monitor.source.model import InstantResult, RangeResult, Series, parse_instant, parse_range
+from monitor.source.redact import redact_url
 from monitor.source.settings import SourceSettings
 
 __all__ = ["MAX_POINTS_PER_REQUEST", "HttpPrometheusSource"]
@@ -178,7 +179,7 @@ class HttpPrometheusSource:
         self.close()
 
     def __repr__(self) -> str:
-        return f"HttpPrometheusSource({self.url!r})"
+        return f"HttpPrometheusSource({redact_url(self.url)!r})"
 
 
 def _chunks(start: float, end: float, step: float) -> list[tuple[float, float]]:
