@@ -7,7 +7,6 @@ set. /healthz, /readyz and /metrics are always open: probes and scrapers carry n
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -24,10 +23,11 @@ from starlette.concurrency import run_in_threadpool
 
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
+from monitor.service.guard import BodyGuard, token_problem
 from monitor.service.jobs import with_fresh_acknowledgements
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
-from monitor.service.state import NoOpenEpisode, StateStore
+from monitor.service.state import NoOpenEpisode, StateStore, TooManyAcknowledgements
 from monitor.triggers import CATALOG, EvalResult
 
 __all__ = ["ApiContext", "create_app"]
@@ -68,20 +68,17 @@ def _unauthorized(detail: str, error: str = "") -> HTTPException:
     return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": challenge})
 
 
-async def require_token(ctx: Ctx, credentials: Credentials) -> None:
-    """The configured token, compared in constant time. No token configured: writes are refused."""
-    expected = ctx.settings.api_token
-    if expected is None:
-        raise _unauthorized("writes are disabled: the service has no api_token configured")
-    if credentials is None:
-        raise _unauthorized("this route needs 'Authorization: Bearer <api_token>'")
-    if not hmac.compare_digest(credentials.credentials.encode(), expected.get_secret_value().encode()):
-        raise _unauthorized("the bearer token is not the configured api_token", "invalid_token")
+async def require_token(ctx: Ctx, request: Request, credentials: Credentials) -> None:
+    """The configured token, compared in constant time. No (or an empty) token configured: writes are refused.
+    For writes, BodyGuard has already checked the same before the body was read."""
+    problem = token_problem(ctx.settings.api_token, request.headers.get("authorization"))
+    if problem is not None:
+        raise _unauthorized(*problem)
 
 
-async def read_access(ctx: Ctx, credentials: Credentials) -> None:
+async def read_access(ctx: Ctx, request: Request, credentials: Credentials) -> None:
     if ctx.settings.protect_reads:
-        await require_token(ctx, credentials)
+        await require_token(ctx, request, credentials)
 
 
 TierParam = Annotated[str | None, Query(description="Only this tier.", examples=["standard"])]
@@ -211,7 +208,13 @@ def _trigger_routes() -> APIRouter:
         status_code=201,
         dependencies=[Depends(require_token)],
         response_model=schemas.AckResponse,
-        responses={409: {"model": schemas.Problem, "description": "The trigger does not hold on that tier now."}},
+        responses={
+            409: {
+                "model": schemas.Problem,
+                "description": "The trigger does not hold on that tier now, or its "
+                "episode has the most acknowledgements one keeps.",
+            },
+        },
     )
     def acknowledge(
         ctx: Ctx, body: schemas.AckRequest, trigger_id: Annotated[str, Path(examples=["prompt-p95-above-plan"])]
@@ -223,7 +226,7 @@ def _trigger_routes() -> APIRouter:
             raise _field_error("tier", f"no tier named {body.tier!r} in plan {plan.name} (nor {FLEET!r})")
         try:
             ack = ctx.store.acknowledge(trigger_id, body.tier, body.by, body.comment, ctx.clock())
-        except NoOpenEpisode as exc:
+        except (NoOpenEpisode, TooManyAcknowledgements) as exc:
             raise HTTPException(409, str(exc)) from None
         ctx.results.update(with_fresh_acknowledgements(ctx.store))
         return schemas.AckResponse(trigger=trigger_id, tier=body.tier, by=ack.by, comment=ack.comment, at=ack.at,
@@ -307,6 +310,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.planwatch = ctx
+    app.add_middleware(BodyGuard, token=ctx.settings.api_token)
     app.add_exception_handler(RequestValidationError, _validation_problem)
     for router in (_read_routes(), _trigger_routes(), _ops_routes()):
         app.include_router(router)

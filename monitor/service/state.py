@@ -23,7 +23,14 @@ from pydantic import ValidationError
 from monitor.advice import AdviceState
 from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
 
-__all__ = ["Acknowledgement", "Episode", "NoOpenEpisode", "StateStore"]
+__all__ = [
+    "MAX_ACKS_PER_EPISODE",
+    "Acknowledgement",
+    "Episode",
+    "NoOpenEpisode",
+    "StateStore",
+    "TooManyAcknowledgements",
+]
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -64,11 +71,16 @@ CREATE TABLE IF NOT EXISTS advice_state (
 );
 """
 log = logging.getLogger("planwatch.state")
+MAX_ACKS_PER_EPISODE = 100
 _EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence"
 
 
 class NoOpenEpisode(LookupError):
     """An acknowledgement for a (trigger, tier) that does not hold now."""
+
+
+class TooManyAcknowledgements(ValueError):
+    """An episode holds MAX_ACKS_PER_EPISODE already: the list is served with every trigger, so it is bounded."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,11 @@ class StateStore:
             ).fetchone()
             if row is None:
                 raise NoOpenEpisode(f"{trigger} does not hold on tier {tier} now: nothing to acknowledge")
+            (count,) = db.execute("SELECT count(*) FROM acknowledgements WHERE episode_id = ?", (row[0],)).fetchone()
+            if count >= MAX_ACKS_PER_EPISODE:
+                raise TooManyAcknowledgements(
+                    f"{trigger} on tier {tier} already has {count} acknowledgements (the most one episode keeps)"
+                )
             cursor = db.execute(
                 "INSERT INTO acknowledgements (episode_id, by, comment, at) VALUES (?, ?, ?, ?)",
                 (row[0], by, comment, at),

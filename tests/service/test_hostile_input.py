@@ -8,9 +8,12 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
+from monitor.observe.model import Measurement
 from monitor.service.app import Services
+from monitor.service.state import MAX_ACKS_PER_EPISODE
 from tests.service.conftest import AUTH, ApiClient
 from tests.service.fakes import FakeCollector, copilot_observation
 
@@ -80,3 +83,71 @@ def test_a_poisoned_eval_row_is_skipped_counted_and_the_service_keeps_evaluating
         assert "planwatch_recommended_replicas{" in metrics
         assert any("eval_results row 1 is unreadable" in r.getMessage() for r in caplog.records)
         services.close()
+
+
+class _CountingBody:
+    """An ASGI receive that hands out a large body in 1 MiB chunks and counts what was taken."""
+
+    def __init__(self, size: int) -> None:
+        self.left, self.taken = size, 0
+
+    async def __call__(self) -> dict[str, object]:
+        chunk = min(self.left, 2**20)
+        self.left -= chunk
+        self.taken += chunk
+        return {"type": "http.request", "body": b"x" * chunk, "more_body": self.left > 0}
+
+
+def _send_raw(services: Services, headers: list[tuple[bytes, bytes]], body: _CountingBody) -> tuple[int, bytes]:
+    """One POST /v1/evals straight into the ASGI app (no client in between that would buffer the body)."""
+    sent: list[dict[str, object]] = []
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/evals", "raw_path": b"/v1/evals", "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"planwatch"), (b"content-type", b"application/json"), *headers],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}  # fmt: skip
+    anyio.run(services.app, scope, body, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    return int(start["status"]), b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "most_read", "text"),
+    [
+        pytest.param([(b"content-length", b"314572800")], 401, 0, "Bearer",
+                     id="a 300 MB body without a token is refused before one byte is read"),
+        pytest.param([(b"authorization", b"Bearer wrong"), (b"content-length", b"314572800")], 401, 0, "not the",
+                     id="a 300 MB body with a wrong token is refused before one byte is read"),
+        pytest.param([(b"authorization", AUTH["Authorization"].encode()), (b"content-length", b"314572800")], 413,
+                     0, "at most 65,536 bytes", id="a declared 300 MB body with the token is 413 unread"),
+        pytest.param([(b"authorization", AUTH["Authorization"].encode())], 413, 2 * 2**20, "at most",
+                     id="a chunked 300 MB body with the token is cut off after the cap"),
+    ],
+)  # fmt: skip
+def test_a_huge_body_is_refused_without_being_buffered(
+    services: Services, headers: list[tuple[bytes, bytes]], status: int, most_read: int, text: str
+) -> None:
+    body = _CountingBody(300 * 2**20)
+    code, answer = _send_raw(services, headers, body)
+    assert code == status and text in answer.decode()
+    assert body.taken <= most_read
+
+
+def test_an_empty_api_token_says_writes_are_disabled(start: Callable[..., Services]) -> None:
+    services = start(api_token="")
+    response = ApiClient(services.app).post("/v1/evals", json=EVAL, headers={"Authorization": "Bearer "})
+    assert response.status_code == 401
+    assert "writes are disabled" in response.json()["detail"] and "empty" in response.json()["detail"]
+
+
+def test_acknowledgements_per_episode_are_bounded(services: Services, api: ApiClient, collector: FakeCollector) -> None:
+    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    services.evaluate_now()
+    url = "/v1/triggers/prompt-p95-above-plan/ack"
+    body = {"tier": "copilot", "by": "oncall"}
+    codes = [api.post(url, json=body, headers=AUTH).status_code for _ in range(MAX_ACKS_PER_EPISODE + 1)]
+    assert codes == [201] * MAX_ACKS_PER_EPISODE + [409]
+    assert "already has 100 acknowledgements" in api.post(url, json=body, headers=AUTH).json()["detail"]
