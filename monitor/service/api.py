@@ -27,7 +27,7 @@ from monitor.service.guard import BodyGuard, token_problem
 from monitor.service.jobs import with_fresh_acknowledgements
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
-from monitor.service.state import NoOpenEpisode, StateStore, TooManyAcknowledgements
+from monitor.service.state import NoOpenEpisode, StateNotWritable, StateStore, TooManyAcknowledgements
 from monitor.triggers import CATALOG, EvalResult
 
 __all__ = ["ApiContext", "create_app"]
@@ -85,7 +85,11 @@ TierParam = Annotated[str | None, Query(description="Only this tier.", examples=
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     401: {"model": schemas.Problem, "description": "Missing or wrong bearer token."},
     404: {"model": schemas.Problem, "description": "No such tier or trigger."},
-    503: {"model": schemas.Problem, "description": "No evaluation yet (the first runs at startup)."},
+    503: {
+        "model": schemas.Problem,
+        "description": "No evaluation yet (the first runs at startup); for writes, the "
+        "state file is not writable (disk full, read-only).",
+    },
 }
 
 
@@ -282,6 +286,9 @@ def _ops_routes() -> APIRouter:
     )
     async def readyz(ctx: Ctx) -> JSONResponse:
         ready, body = views.readiness(ctx.results.current(), ctx.clock(), ctx.settings.data_age_limit_seconds)
+        if ctx.store.write_problem is not None:  # results may still serve; what is posted or learnt is not kept
+            ready = False
+            body = {**body, "status": "degraded", "reasons": [*body["reasons"], ctx.store.write_problem]}
         return JSONResponse(body, status_code=200 if ready else 503)
 
     @r.get("/metrics", summary="Prometheus exposition of the latest results and the plan's assumptions")
@@ -289,6 +296,11 @@ def _ops_routes() -> APIRouter:
         return Response(generate_latest(ctx.registry), media_type=CONTENT_TYPE_LATEST)
 
     return r
+
+
+async def _not_writable(request: Request, exc: Exception) -> JSONResponse:
+    """A write the state file refused: 503 saying so (a full or read-only disk is not a bug of the request)."""
+    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "60"})
 
 
 async def _validation_problem(request: Request, exc: Exception) -> JSONResponse:
@@ -312,6 +324,7 @@ def create_app(
     app.state.planwatch = ctx
     app.add_middleware(BodyGuard, token=ctx.settings.api_token)
     app.add_exception_handler(RequestValidationError, _validation_problem)
+    app.add_exception_handler(StateNotWritable, _not_writable)
     for router in (_read_routes(), _trigger_routes(), _ops_routes()):
         app.include_router(router)
     return app

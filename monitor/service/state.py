@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,10 @@ class NoOpenEpisode(LookupError):
     """An acknowledgement for a (trigger, tier) that does not hold now."""
 
 
+class StateNotWritable(sqlite3.OperationalError):
+    """The state file refused a write: disk full, read-only file or directory, a file size limit."""
+
+
 class TooManyAcknowledgements(ValueError):
     """An episode holds MAX_ACKS_PER_EPISODE already: the list is served with every trigger, so it is bounded."""
 
@@ -107,6 +111,7 @@ class StateStore:
         self._lock = threading.Lock()
         self.path = path
         self._unreadable: set[int] = set()
+        self.write_problem: str | None = None  # why the last write failed, until one succeeds
 
     @classmethod
     def open(cls, path: str | Path) -> StateStore:
@@ -129,15 +134,26 @@ class StateStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """All or nothing: a crash before COMMIT leaves the previous committed state."""
+        """All or nothing: a crash before COMMIT leaves the previous committed state. A write the file
+        refuses (disk full, read-only, locked) raises StateNotWritable and is remembered for /readyz
+        until a write succeeds again."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                self.write_problem = f"state not writable ({self.path}): {exc}"
+                raise StateNotWritable(self.write_problem) from exc
+            self.write_problem = None
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import resource
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -151,3 +153,37 @@ def test_acknowledgements_per_episode_are_bounded(services: Services, api: ApiCl
     codes = [api.post(url, json=body, headers=AUTH).status_code for _ in range(MAX_ACKS_PER_EPISODE + 1)]
     assert codes == [201] * MAX_ACKS_PER_EPISODE + [409]
     assert "already has 100 acknowledgements" in api.post(url, json=body, headers=AUTH).json()["detail"]
+
+
+@contextmanager
+def _file_size_limit(limit: int) -> Iterator[None]:
+    """RLIMIT_FSIZE for this process: a write past `limit` bytes in any file fails with EFBIG, as on a full
+    disk (CPython ignores SIGXFSZ, so the process is not killed)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+def test_a_full_disk_says_state_not_writable_in_writes_and_readyz(
+    services: Services, api: ApiClient, tmp_path: Path
+) -> None:
+    services.evaluate_now()
+    assert api.get("/readyz").status_code == 200
+    files = [tmp_path / "state.db", tmp_path / "state.db-wal"]
+    with _file_size_limit(max(f.stat().st_size for f in files if f.exists())):
+        codes = []
+        for i in range(50):  # until the WAL must grow past the limit
+            response = api.post("/v1/evals", json={**EVAL, "task_set": f"t{i}"}, headers=AUTH)
+            codes.append(response.status_code)
+            if response.status_code != 201:
+                break
+        ready = api.get("/readyz")
+    assert codes[-1] == 503 and "state not writable" in response.json()["detail"]
+    assert ready.status_code == 503 and ready.json()["status"] == "degraded"
+    assert any("state not writable" in r for r in ready.json()["reasons"]), ready.json()
+    assert api.post("/v1/evals", json=EVAL, headers=AUTH).status_code == 201  # space again: writes resume
+    services.evaluate_now()
+    assert api.get("/readyz").status_code == 200
