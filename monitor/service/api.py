@@ -18,13 +18,14 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from starlette.concurrency import run_in_threadpool
 
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
 from monitor.service.guard import BodyGuard, token_problem
 from monitor.service.jobs import with_fresh_acknowledgements
+from monitor.service.metrics_cache import MetricsCache, Same
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
 from monitor.service.state import NoOpenEpisode, StateNotWritable, StateStore, TooManyAcknowledgements
@@ -292,8 +293,9 @@ def _ops_routes() -> APIRouter:
         return JSONResponse(body, status_code=200 if ready else 503)
 
     @r.get("/metrics", summary="Prometheus exposition of the latest results and the plan's assumptions")
-    async def metrics(ctx: Ctx) -> Response:
-        return Response(generate_latest(ctx.registry), media_type=CONTENT_TYPE_LATEST)
+    async def metrics(request: Request) -> Response:
+        cache: MetricsCache = request.app.state.metrics
+        return Response(cache.body(), media_type=CONTENT_TYPE_LATEST)
 
     return r
 
@@ -312,6 +314,12 @@ async def _validation_problem(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": errors, "message": message}, status_code=422)
 
 
+def _metrics_key(ctx: ApiContext) -> tuple[object, ...]:
+    """What the exposition depends on: the snapshot (by identity), the minute (business hours are judged at
+    scrape time, to the minute) and the state file's skipped rows."""
+    return (Same(ctx.results.current()), int(ctx.clock() // 60), tuple(ctx.store.unreadable_rows.items()))
+
+
 def create_app(
     ctx: ApiContext, lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None
 ) -> FastAPI:
@@ -322,6 +330,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.planwatch = ctx
+    app.state.metrics = MetricsCache(ctx.registry, lambda: _metrics_key(ctx))
     app.add_middleware(BodyGuard, token=ctx.settings.api_token)
     app.add_exception_handler(RequestValidationError, _validation_problem)
     app.add_exception_handler(StateNotWritable, _not_writable)
