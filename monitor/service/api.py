@@ -16,14 +16,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from starlette.concurrency import run_in_threadpool
 
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
-from monitor.service.guard import BodyGuard, token_problem
+from monitor.service.guard import MAX_BODY_BYTES, BodyGuard, token_problem
 from monitor.service.jobs import with_fresh_acknowledgements
 from monitor.service.metrics_cache import MetricsCache, Same
 from monitor.service.results import Results, Snapshot
@@ -292,12 +293,28 @@ def _ops_routes() -> APIRouter:
             body = {**body, "status": "degraded", "reasons": [*body["reasons"], ctx.store.write_problem]}
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    @r.get("/metrics", summary="Prometheus exposition of the latest results and the plan's assumptions")
+    @r.get(
+        "/metrics",
+        summary="Prometheus exposition of the latest results and the plan's assumptions",
+        response_class=PlainTextResponse,
+        responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    )
     async def metrics(request: Request) -> Response:
         cache: MetricsCache = request.app.state.metrics
         return Response(cache.body(), media_type=CONTENT_TYPE_LATEST)
 
     return r
+
+
+async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
+    """405 whose Allow lists every method of the path: GET and POST /v1/evals live on different routers, and
+    Starlette would name only the first router's."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, APIRoute) and route.path_regex.match(request.url.path):
+            methods |= route.methods
+    allow = ", ".join(sorted(methods))
+    return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": allow})
 
 
 async def _not_writable(request: Request, exc: Exception) -> JSONResponse:
@@ -331,9 +348,42 @@ def create_app(
     )
     app.state.planwatch = ctx
     app.state.metrics = MetricsCache(ctx.registry, lambda: _metrics_key(ctx))
-    app.add_middleware(BodyGuard, token=ctx.settings.api_token)
+    app.add_middleware(BodyGuard, token=ctx.settings.api_token, routes=app.routes)
+    app.add_exception_handler(405, _method_not_allowed)
     app.add_exception_handler(RequestValidationError, _validation_problem)
     app.add_exception_handler(StateNotWritable, _not_writable)
     for router in (_read_routes(), _trigger_routes(), _ops_routes()):
         app.include_router(router)
+    openapi = app.openapi
+    app.openapi = lambda: _as_served(openapi(), ctx)  # type: ignore[method-assign]
     return app
+
+
+def _as_served(doc: dict[str, Any], ctx: ApiContext) -> dict[str, Any]:
+    """The generated document, made to say what this service does: reads are open unless protect_reads, and
+    a tier or model outside the plan is not a valid value (the plan is fixed for the process's life)."""
+    if doc.get("x-planwatch-served"):
+        return doc
+    for item in doc["paths"].values():
+        for method, op in item.items():
+            if method == "get" and not ctx.settings.protect_reads:
+                op.pop("security", None)
+                op.get("responses", {}).pop("401", None)
+            if method == "post":
+                op["responses"].update(_WRITE_PROBLEMS)
+    for param in doc["paths"]["/v1/triggers/{trigger_id}/ack"]["post"]["parameters"]:
+        if param["name"] == "trigger_id":
+            param["schema"]["enum"] = [d.id for d in CATALOG]
+    plan = ctx.results.current().plan
+    schemas_ = doc["components"]["schemas"]
+    schemas_["AckRequest"]["properties"]["tier"]["enum"] = [t.name for t in plan.tiers] + [FLEET]
+    schemas_["EvalResult"]["properties"]["model"]["enum"] = list(plan.models)
+    doc["x-planwatch-served"] = True
+    return doc
+
+
+_PROBLEM_BODY = {JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+_WRITE_PROBLEMS = {
+    "400": {"description": "The body is not JSON.", "content": _PROBLEM_BODY},
+    "413": {"description": f"The body is over {MAX_BODY_BYTES:,} bytes.", "content": _PROBLEM_BODY},
+}

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Sequence
 
 from pydantic import SecretStr
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["MAX_BODY_BYTES", "BodyGuard", "token_problem"]
@@ -35,13 +37,18 @@ def token_problem(expected: SecretStr | None, authorization: str | None) -> tupl
 
 
 class BodyGuard:
-    def __init__(self, app: ASGIApp, token: SecretStr | None, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    """Guards the requests a route takes with a body; anything else (a 404, a 405) is the app's to answer."""
+
+    def __init__(
+        self, app: ASGIApp, token: SecretStr | None, routes: Sequence[BaseRoute], max_body_bytes: int = MAX_BODY_BYTES
+    ) -> None:
         self.app = app
         self.token = token
+        self.routes = routes  # the app's own list: routers included later are seen
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in _WITH_BODY:
+        if scope["type"] != "http" or scope["method"] not in _WITH_BODY or not self._routed(scope):
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -59,6 +66,9 @@ class BodyGuard:
             await _answer(send, 413, self._too_large(None))
             return
         await self.app(scope, _replay(body, receive), send)
+
+    def _routed(self, scope: Scope) -> bool:
+        return any(route.matches(scope)[0] is Match.FULL for route in self.routes)
 
     def _too_large(self, size: int | None) -> str:
         said = f"{size:,} bytes" if size is not None else "more"
