@@ -312,7 +312,7 @@ async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
     methods: set[str] = set()
     for route in request.app.routes:
         if isinstance(route, APIRoute) and route.path_regex.match(request.url.path):
-            methods |= route.methods
+            methods |= route.methods or set()
     allow = ", ".join(sorted(methods))
     return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": allow})
 
