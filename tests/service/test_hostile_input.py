@@ -15,6 +15,7 @@ import pytest
 
 from monitor.observe.model import Measurement
 from monitor.service.app import Services
+from monitor.service.settings import ConfigError, load_settings
 from monitor.service.state import MAX_ACKS_PER_EPISODE
 from tests.service.conftest import AUTH, ApiClient
 from tests.service.fakes import FakeCollector, copilot_observation
@@ -187,3 +188,20 @@ def test_a_full_disk_says_state_not_writable_in_writes_and_readyz(
     assert api.post("/v1/evals", json=EVAL, headers=AUTH).status_code == 201  # space again: writes resume
     services.evaluate_now()
     assert api.get("/readyz").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        pytest.param("bomb", (Path(__file__).parents[1] / "plan/hostile/alias-bomb.yaml").read_bytes(), "alias bomb",
+                     id="a configuration alias bomb is refused with its line"),
+        pytest.param("latin1", b'listen: "\xff"\n', "not UTF-8", id="a Latin-1 configuration is refused"),
+        pytest.param("inf", b"evaluation_interval: .inf\n", "not a finite number",
+                     id="an infinite interval is refused, not an OverflowError in the scheduler"),
+    ],
+)  # fmt: skip
+def test_a_hostile_configuration_file_is_a_config_error(tmp_path: Path, name: str, text: bytes, reason: str) -> None:
+    path = tmp_path / f"{name}.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError, match=reason):
+        load_settings(path, env={})
