@@ -62,9 +62,9 @@ def test_every_command_refuses_the_file_with_what_and_where(path: Path, tmp_path
     expected = _expected(path)
     runner = CliRunner()
     for name, args in _commands(path, tmp_path).items():
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: other engineers' load on a shared machine does not count
         result = runner.invoke(build_app(), args)
-        elapsed = time.perf_counter() - started
+        elapsed = time.process_time() - started
         output = result.stderr + result.stdout
         assert result.exception is None or isinstance(result.exception, SystemExit), (name, result.exception)
         assert result.exit_code == 2, (name, result.exit_code, output[-2000:])
