@@ -171,6 +171,7 @@ class PrometheusConfig:
     data_dir: Path | None = None
     retention: str = "60d"
     extra_args: Sequence[str] = ()
+    query_log_file: Path | None = None  # every query Prometheus runs, one JSON line each
 
     def render(self) -> str:
         timeout = self.scrape_timeout or self.scrape_interval
@@ -183,6 +184,8 @@ class PrometheusConfig:
         }
         if self.external_labels:
             doc["global"]["external_labels"] = dict(self.external_labels)
+        if self.query_log_file is not None:
+            doc["global"]["query_log_file"] = str(Path(self.query_log_file).resolve())
         if self.rule_files:
             doc["rule_files"] = [str(Path(p).resolve()) for p in self.rule_files]
         if self.alertmanagers:

@@ -23,6 +23,7 @@ class ExitCode(IntEnum):
     BREACH = 1
     USAGE = 2
     UNREACHABLE = 3
+    INTERNAL = 70  # a bug in planwatch (sysexits' EX_SOFTWARE): never 1, which `check` uses for a breach
 
 
 class OutputFormat:

@@ -12,6 +12,7 @@ from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, fit_outlooks
 from monitor.plan.model import Plan
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable, QueryError
+from monitor.source.redact import redact_url
 from monitor.units import parse_duration, validate_promql_duration
 
 __all__ = [
@@ -75,7 +76,7 @@ def evaluate_live(
     """Collect the observations over `window` ending at `now`, fit the forecasts (unless `windows` is None)
     and evaluate once. An unreachable Prometheus or a refused query exits with status 3."""
     collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
-    url = source.settings.url
+    url = redact_url(source.settings.url)
     try:
         observations = collector.collect(plan, now, window)
         fitted = fit_outlooks(collector, plan, now, windows) if windows is not None else None

@@ -36,4 +36,22 @@ def build_app() -> typer.Typer:
 
 
 def main() -> None:
-    build_app()()
+    """Run the CLI. An unexpected exception is a bug, not a result: it is reported as one, with its own exit
+    status, so that a crash can never read as `check`'s exit 1 (a breach)."""
+    try:
+        build_app()()
+    except Exception as exc:
+        import traceback
+
+        from rich.markup import escape
+
+        from monitor.cli.common import ExitCode, err_console
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        err_console.print(
+            f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
+            f"(at {escape(frame.filename)}:{frame.lineno})\n"
+            "This is a bug in planwatch, not a finding about the fleet; please report it with the command line.",
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        raise SystemExit(int(ExitCode.INTERNAL)) from None

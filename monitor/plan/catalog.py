@@ -36,7 +36,7 @@ class DType(StrEnum):
 class GPUSpec(BaseModel):
     """One accelerator: memory, bandwidth and dense peak throughput per format."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     hbm_bytes: float = Field(gt=0, description="HBM capacity in bytes (decimal: 80 GB = 80e9).")
     hbm_bandwidth_bytes_per_second: float = Field(gt=0, description="Peak HBM bandwidth, bytes/s.")

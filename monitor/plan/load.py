@@ -6,6 +6,7 @@ whole plan (references, prices, routing coverage, whether the weights fit) run o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from monitor.plan import reader
 from monitor.plan.catalog import BUILTIN_GPUS
 from monitor.plan.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
 from monitor.plan.model import FLEET, Plan, Tier
@@ -44,50 +46,37 @@ class PlanError(Exception):
         super().__init__(f"{source}: {len(problems)} problem(s) in the plan\n{listing}")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A mapping that repeats a key is an error: the second value must not silently win."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def load_plan(path: str | Path) -> Plan:
     """Read and validate a plan file; raise PlanError listing every problem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
+        text = reader.decode(raw)
     except OSError as exc:
         raise PlanError(str(p), [PlanProblem("(file)", f"cannot read: {exc.strerror or exc}")]) from None
+    except reader.ReadProblem as exc:
+        raise PlanError(str(p), [PlanProblem("(file)", exc.message, exc.line)]) from None
     return parse_plan(text, source=str(p))
 
 
 def parse_plan(text: str, source: str = "<plan>") -> Plan:
     try:
-        root = yaml.compose(text, Loader=_UniqueKeyLoader)
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise PlanError(source, [PlanProblem("(yaml)", str(reason), line)]) from None
+        root, loader = reader.compose(text)
+        data = reader.construct(root, loader)
+    except reader.ReadProblem as exc:
+        raise PlanError(source, [PlanProblem("(yaml)", exc.message, exc.line)]) from None
     if not isinstance(data, dict):
         raise PlanError(source, [PlanProblem("(root)", "the plan must be a YAML mapping")])
     lines = _line_index(root)
+    numbers = [PlanProblem(path, message, _line_for(path, lines)) for path, message in reader.value_problems(data)]
+    if numbers:
+        raise PlanError(source, numbers)
     try:
-        plan = Plan.model_validate(data)
+        # JSON mode, strict: `true` is not 1 and "0.8" is not a number, while enums and lists read as written.
+        plan = Plan.model_validate_json(json.dumps(data, default=str), strict=True)
     except ValidationError as exc:
         raise PlanError(source, _from_validation(exc, lines)) from None
-    problems = [PlanProblem(p.path, p.message, lines.get(p.path)) for p in plan_problems(plan)]
+    problems = [PlanProblem(p.path, p.message, _line_for(p.path, lines)) for p in plan_problems(plan)]
     if problems:
         raise PlanError(source, problems)
     return plan
@@ -196,9 +185,11 @@ def _from_validation(exc: ValidationError, lines: dict[str, int]) -> list[PlanPr
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; unknown keys are not ignored)"
-        elif err["type"] == "missing":
+        line = _line_for(path, lines)
+        if err["type"] == "missing":
             message = "required, but missing"
-        problems.append(PlanProblem(path or "(root)", message, _line_for(path, lines)))
+            line = line or 1  # a key missing from the top-level mapping, which starts the file
+        problems.append(PlanProblem(path or "(root)", message, line))
     return problems
 
 

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from monitor.plan.catalog import BUILTIN_GPUS, DType, GPUSpec
+from monitor.queries.selector import Selector
 from monitor.units import parse_bytes, parse_duration
 
 __all__ = [
@@ -42,6 +43,11 @@ __all__ = [
 
 # The fleet-wide view (all tiers together) is reported under this name, so no tier may take it.
 FLEET = "fleet"
+# Bounds on plan numbers and labels: far past any real fleet, so a typo or a hostile file is refused at load
+# instead of becoming a 300-digit GPU count or a query too long for Prometheus to take.
+MAX_RPS = 1e7
+MAX_TOKENS = 1e8
+MAX_LABEL_VALUE = 1024
 
 Seconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
 Bytes = Annotated[float, BeforeValidator(parse_bytes), Field(ge=0)]
@@ -64,7 +70,7 @@ Count = Annotated[float, BeforeValidator(_parse_count), Field(gt=0)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
 
 class Weekday(StrEnum):
@@ -98,8 +104,8 @@ class KVDType(StrEnum):
 class Percentiles(_Strict):
     """A length distribution as discovery reports it: the median and the 95th percentile."""
 
-    p50: float = Field(gt=0)
-    p95: float = Field(gt=0)
+    p50: float = Field(gt=0, le=MAX_TOKENS)
+    p95: float = Field(gt=0, le=MAX_TOKENS)
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
@@ -111,8 +117,8 @@ class Percentiles(_Strict):
 class Arrival(_Strict):
     """Arrival rate of user requests (req/s) at peak and on average, and how long the peak lasts each day."""
 
-    peak_rps: float = Field(gt=0)
-    average_rps: float = Field(gt=0)
+    peak_rps: float = Field(gt=0, le=MAX_RPS)
+    average_rps: float = Field(gt=0, le=MAX_RPS)
     peak_hours_per_day: float = Field(default=8.0, gt=0, le=24)
 
     @model_validator(mode="after")
@@ -178,7 +184,9 @@ class Workload(_Strict):
         description="Expected share of prompt tokens served from the prefix cache (vLLM: hits/queries in "
         "tokens). Default: shared_prefix_tokens / mean prompt tokens.",
     )
-    calls_per_request: float = Field(default=1.0, ge=1, description="Model calls per user request (tool calls).")
+    calls_per_request: float = Field(
+        default=1.0, ge=1, le=1000, description="Model calls per user request (tool calls)."
+    )
 
 
 class SLO(_Strict):
@@ -279,7 +287,7 @@ _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 
 class Tier(_Strict):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=63)  # a label value and a DNS-1123 label
     model: str
     gpu: str
     tensor_parallel: int = Field(default=1, ge=1, le=16)
@@ -307,6 +315,11 @@ class Tier(_Strict):
         bad = [k for k in value if not _LABEL_NAME.match(k)]
         if bad:
             raise ValueError(f"{', '.join(map(repr, bad))} not a Prometheus label name")
+        long = [k for k, v in value.items() if len(v) > MAX_LABEL_VALUE]
+        if long:
+            raise ValueError(f"the value of {', '.join(long)} is over {MAX_LABEL_VALUE} characters")
+        if value:
+            Selector(value)  # the query builder's own rules: no empty value, no __name__, no lone surrogate
         return value
 
     @property

@@ -7,7 +7,6 @@ set. /healthz, /readyz and /metrics are always open: probes and scrapers carry n
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -17,17 +16,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from starlette.concurrency import run_in_threadpool
 
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
+from monitor.service.guard import MAX_BODY_BYTES, BodyGuard, token_problem
 from monitor.service.jobs import with_fresh_acknowledgements
+from monitor.service.metrics_cache import MetricsCache, Same
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
-from monitor.service.state import NoOpenEpisode, StateStore
+from monitor.service.state import NoOpenEpisode, StateNotWritable, StateStore, TooManyAcknowledgements
 from monitor.triggers import CATALOG, EvalResult
 
 __all__ = ["ApiContext", "create_app"]
@@ -68,27 +70,28 @@ def _unauthorized(detail: str, error: str = "") -> HTTPException:
     return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": challenge})
 
 
-async def require_token(ctx: Ctx, credentials: Credentials) -> None:
-    """The configured token, compared in constant time. No token configured: writes are refused."""
-    expected = ctx.settings.api_token
-    if expected is None:
-        raise _unauthorized("writes are disabled: the service has no api_token configured")
-    if credentials is None:
-        raise _unauthorized("this route needs 'Authorization: Bearer <api_token>'")
-    if not hmac.compare_digest(credentials.credentials.encode(), expected.get_secret_value().encode()):
-        raise _unauthorized("the bearer token is not the configured api_token", "invalid_token")
+async def require_token(ctx: Ctx, request: Request, credentials: Credentials) -> None:
+    """The configured token, compared in constant time. No (or an empty) token configured: writes are refused.
+    For writes, BodyGuard has already checked the same before the body was read."""
+    problem = token_problem(ctx.settings.api_token, request.headers.get("authorization"))
+    if problem is not None:
+        raise _unauthorized(*problem)
 
 
-async def read_access(ctx: Ctx, credentials: Credentials) -> None:
+async def read_access(ctx: Ctx, request: Request, credentials: Credentials) -> None:
     if ctx.settings.protect_reads:
-        await require_token(ctx, credentials)
+        await require_token(ctx, request, credentials)
 
 
 TierParam = Annotated[str | None, Query(description="Only this tier.", examples=["standard"])]
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     401: {"model": schemas.Problem, "description": "Missing or wrong bearer token."},
     404: {"model": schemas.Problem, "description": "No such tier or trigger."},
-    503: {"model": schemas.Problem, "description": "No evaluation yet (the first runs at startup)."},
+    503: {
+        "model": schemas.Problem,
+        "description": "No evaluation yet (the first runs at startup); for writes, the "
+        "state file is not writable (disk full, read-only).",
+    },
 }
 
 
@@ -211,7 +214,13 @@ def _trigger_routes() -> APIRouter:
         status_code=201,
         dependencies=[Depends(require_token)],
         response_model=schemas.AckResponse,
-        responses={409: {"model": schemas.Problem, "description": "The trigger does not hold on that tier now."}},
+        responses={
+            409: {
+                "model": schemas.Problem,
+                "description": "The trigger does not hold on that tier now, or its "
+                "episode has the most acknowledgements one keeps.",
+            },
+        },
     )
     def acknowledge(
         ctx: Ctx, body: schemas.AckRequest, trigger_id: Annotated[str, Path(examples=["prompt-p95-above-plan"])]
@@ -223,7 +232,7 @@ def _trigger_routes() -> APIRouter:
             raise _field_error("tier", f"no tier named {body.tier!r} in plan {plan.name} (nor {FLEET!r})")
         try:
             ack = ctx.store.acknowledge(trigger_id, body.tier, body.by, body.comment, ctx.clock())
-        except NoOpenEpisode as exc:
+        except (NoOpenEpisode, TooManyAcknowledgements) as exc:
             raise HTTPException(409, str(exc)) from None
         ctx.results.update(with_fresh_acknowledgements(ctx.store))
         return schemas.AckResponse(trigger=trigger_id, tier=body.tier, by=ack.by, comment=ack.comment, at=ack.at,
@@ -279,21 +288,53 @@ def _ops_routes() -> APIRouter:
     )
     async def readyz(ctx: Ctx) -> JSONResponse:
         ready, body = views.readiness(ctx.results.current(), ctx.clock(), ctx.settings.data_age_limit_seconds)
+        if ctx.store.write_problem is not None:  # results may still serve; what is posted or learnt is not kept
+            ready = False
+            body = {**body, "status": "degraded", "reasons": [*body["reasons"], ctx.store.write_problem]}
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    @r.get("/metrics", summary="Prometheus exposition of the latest results and the plan's assumptions")
-    async def metrics(ctx: Ctx) -> Response:
-        return Response(generate_latest(ctx.registry), media_type=CONTENT_TYPE_LATEST)
+    @r.get(
+        "/metrics",
+        summary="Prometheus exposition of the latest results and the plan's assumptions",
+        response_class=PlainTextResponse,
+        responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    )
+    async def metrics(request: Request) -> Response:
+        cache: MetricsCache = request.app.state.metrics
+        return Response(cache.body(), media_type=CONTENT_TYPE_LATEST)
 
     return r
+
+
+async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
+    """405 whose Allow lists every method of the path: GET and POST /v1/evals live on different routers, and
+    Starlette would name only the first router's."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, APIRoute) and route.path_regex.match(request.url.path):
+            methods |= route.methods or set()
+    allow = ", ".join(sorted(methods))
+    return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": allow})
+
+
+async def _not_writable(request: Request, exc: Exception) -> JSONResponse:
+    """A write the state file refused: 503 saying so (a full or read-only disk is not a bug of the request)."""
+    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "60"})
 
 
 async def _validation_problem(request: Request, exc: Exception) -> JSONResponse:
     """422 whose `message` names each field in words: 'body.tier: Field required'."""
     assert isinstance(exc, RequestValidationError)
-    errors = jsonable_encoder(exc.errors())
+    # Not the offending input back: it may be huge, or NaN/Infinity, which JSON cannot carry.
+    errors = jsonable_encoder([{k: e[k] for k in ("type", "loc", "msg") if k in e} for e in exc.errors()])
     message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
     return JSONResponse({"detail": errors, "message": message}, status_code=422)
+
+
+def _metrics_key(ctx: ApiContext) -> tuple[object, ...]:
+    """What the exposition depends on: the snapshot (by identity), the minute (business hours are judged at
+    scrape time, to the minute) and the state file's skipped rows."""
+    return (Same(ctx.results.current()), int(ctx.clock() // 60), tuple(ctx.store.unreadable_rows.items()))
 
 
 def create_app(
@@ -306,7 +347,43 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.planwatch = ctx
+    app.state.metrics = MetricsCache(ctx.registry, lambda: _metrics_key(ctx))
+    app.add_middleware(BodyGuard, token=ctx.settings.api_token, routes=app.routes)
+    app.add_exception_handler(405, _method_not_allowed)
     app.add_exception_handler(RequestValidationError, _validation_problem)
+    app.add_exception_handler(StateNotWritable, _not_writable)
     for router in (_read_routes(), _trigger_routes(), _ops_routes()):
         app.include_router(router)
+    openapi = app.openapi
+    app.openapi = lambda: _as_served(openapi(), ctx)  # type: ignore[method-assign]
     return app
+
+
+def _as_served(doc: dict[str, Any], ctx: ApiContext) -> dict[str, Any]:
+    """The generated document, made to say what this service does: reads are open unless protect_reads, and
+    a tier or model outside the plan is not a valid value (the plan is fixed for the process's life)."""
+    if doc.get("x-planwatch-served"):
+        return doc
+    for item in doc["paths"].values():
+        for method, op in item.items():
+            if method == "get" and not ctx.settings.protect_reads:
+                op.pop("security", None)
+                op.get("responses", {}).pop("401", None)
+            if method == "post":
+                op["responses"].update(_WRITE_PROBLEMS)
+    for param in doc["paths"]["/v1/triggers/{trigger_id}/ack"]["post"]["parameters"]:
+        if param["name"] == "trigger_id":
+            param["schema"]["enum"] = [d.id for d in CATALOG]
+    plan = ctx.results.current().plan
+    schemas_ = doc["components"]["schemas"]
+    schemas_["AckRequest"]["properties"]["tier"]["enum"] = [t.name for t in plan.tiers] + [FLEET]
+    schemas_["EvalResult"]["properties"]["model"]["enum"] = list(plan.models)
+    doc["x-planwatch-served"] = True
+    return doc
+
+
+_PROBLEM_BODY = {JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+_WRITE_PROBLEMS = {
+    "400": {"description": "The body is not JSON.", "content": _PROBLEM_BODY},
+    "413": {"description": f"The body is over {MAX_BODY_BYTES:,} bytes.", "content": _PROBLEM_BODY},
+}

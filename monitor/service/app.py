@@ -25,7 +25,7 @@ from monitor.collector import PrometheusCollector
 from monitor.observe.collector import Collector
 from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
-from monitor.service.exporter import AdvisorMetrics
+from monitor.service.exporter import AdvisorMetrics, StateMetrics
 from monitor.service.jobs import JobContext, run_evaluation, run_forecast_refit
 from monitor.service.results import Results, Snapshot, SourceStatus
 from monitor.service.settings import ConfigError, Settings
@@ -33,6 +33,7 @@ from monitor.service.state import StateStore
 from monitor.service.views import render_bodies
 from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, source_from_settings
+from monitor.source.redact import redact_url
 
 __all__ = ["Services", "build_services", "default_collector"]
 
@@ -118,6 +119,7 @@ def build_services(
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(AdvisorMetrics(results, clock))
     store = StateStore.open(settings.state_db)
+    registry.register(StateMetrics(lambda: store.unreadable_rows))
     jobs = JobContext(plan, sizing, settings, collector, store, results, clock, timer)
     services = Services(settings, jobs, registry, _scheduler(jobs) if schedule else None, close_collector)
     services.app = create_app(ApiContext(settings, results, store, registry, clock), _lifespan(services))
@@ -142,7 +144,7 @@ def _lifespan(services: Services) -> Callable[[FastAPI], AbstractAsyncContextMan
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services.start()
         log.info("planwatch advisor started: plan %s, Prometheus %s", services.jobs.plan.name,
-                 services.settings.prometheus.url)  # fmt: skip
+                 redact_url(services.settings.prometheus.url))  # fmt: skip
         try:
             yield
         finally:

@@ -15,7 +15,7 @@ Conventions an alert or a KEDA trigger can rely on:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
@@ -27,7 +27,7 @@ from monitor.service.results import Outcome, Results, Snapshot
 from monitor.sizing.plan_sizing import PlanSizing
 from monitor.triggers import TriggerState
 
-__all__ = ["AdvisorMetrics", "plan_metrics"]
+__all__ = ["AdvisorMetrics", "StateMetrics", "plan_metrics"]
 
 _DRIFT_LEVEL = {Status.OK: 0.0, Status.WARN: 1.0, Status.BREACH: 2.0}
 
@@ -54,6 +54,23 @@ class AdvisorMetrics(Collector):
         yield _triggers(s)
         yield from _drift(s)
         yield from _forecasts(s)
+
+
+class StateMetrics(Collector):
+    """What the state file could not give back: rows skipped because they do not read (see StateStore.evals)."""
+
+    def __init__(self, unreadable_rows: Callable[[], Mapping[str, int]]):
+        self._unreadable_rows = unreadable_rows
+
+    def collect(self) -> Iterator[Metric]:
+        skipped = CounterMetricFamily(
+            "planwatch_state_rows_skipped",
+            "Stored rows skipped because they cannot be read, by table.",
+            labels=["table"],
+        )
+        for table, count in sorted(self._unreadable_rows().items()):
+            skipped.add_metric([table], count)
+        yield skipped
 
 
 def plan_metrics(plan: Plan, sizing: PlanSizing) -> list[Metric]:

@@ -18,6 +18,7 @@ from monitor.forecasts import TierForecast
 from monitor.plan.model import Plan
 from monitor.service.state import Acknowledgement
 from monitor.sizing.plan_sizing import PlanSizing
+from monitor.source.redact import redact_url
 from monitor.triggers import TriggerRecord
 
 __all__ = ["OpenTrigger", "Outcome", "Results", "Snapshot", "SourceStatus"]
@@ -40,6 +41,9 @@ class SourceStatus:
     reason: str = ""
     checked_at: float | None = None
     newest_sample_age_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "url", redact_url(self.url))  # shown on the open /readyz: no credentials
 
 
 @dataclass(frozen=True)

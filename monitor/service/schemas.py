@@ -39,7 +39,10 @@ class Problem(_Shape):
 
 class AckRequest(_Shape):
     tier: str = Field(
-        min_length=1, description="The tier the trigger holds on, or `fleet` for the fleet view.", examples=["standard"]
+        min_length=1,
+        max_length=63,
+        description="The tier the trigger holds on, or `fleet` for the fleet view.",
+        examples=["standard"],
     )
     by: str = Field(min_length=1, max_length=200, description="Who acknowledges.", examples=["oncall@example.com"])
     comment: str = Field(default="", max_length=2000, examples=["prompt growth is the new RAG feature; sizing"])

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Self
 
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from forecasting.durations import is_promql_duration
 from monitor.advice import AdviceSettings
 from monitor.outlooks import DEFAULT_WINDOWS
+from monitor.plan import reader
 from monitor.source import SourceSettings
 from monitor.units import parse_duration
 
@@ -147,12 +147,17 @@ def load_settings(
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    """The plan's bounded YAML reader (no alias bombs, deep nesting, non-UTF-8 or non-finite numbers)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = reader.construct(*reader.compose(reader.decode(path.read_bytes())))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    except reader.ReadProblem as exc:
+        where = f" (line {exc.line})" if exc.line else ""
+        raise ConfigError(f"{path}{where}: not valid YAML: {exc.message}") from None
+    bad = next(reader.value_problems(data), None)
+    if bad is not None:
+        raise ConfigError(f"{path}: {bad[0]}: {bad[1]}")
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -9,18 +9,28 @@ write in one `BEGIN IMMEDIATE ... COMMIT` so a process killed mid-write leaves t
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from monitor.advice import AdviceState
 from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
 
-__all__ = ["Acknowledgement", "Episode", "NoOpenEpisode", "StateStore"]
+__all__ = [
+    "MAX_ACKS_PER_EPISODE",
+    "Acknowledgement",
+    "Episode",
+    "NoOpenEpisode",
+    "StateStore",
+    "TooManyAcknowledgements",
+]
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -60,11 +70,21 @@ CREATE TABLE IF NOT EXISTS advice_state (
     updated_at REAL NOT NULL
 );
 """
+log = logging.getLogger("planwatch.state")
+MAX_ACKS_PER_EPISODE = 100
 _EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence"
 
 
 class NoOpenEpisode(LookupError):
     """An acknowledgement for a (trigger, tier) that does not hold now."""
+
+
+class StateNotWritable(sqlite3.OperationalError):
+    """The state file refused a write: disk full, read-only file or directory, a file size limit."""
+
+
+class TooManyAcknowledgements(ValueError):
+    """An episode holds MAX_ACKS_PER_EPISODE already: the list is served with every trigger, so it is bounded."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +110,8 @@ class StateStore:
         self._db = connection
         self._lock = threading.Lock()
         self.path = path
+        self._unreadable: set[int] = set()
+        self.write_problem: str | None = None  # why the last write failed, until one succeeds
 
     @classmethod
     def open(cls, path: str | Path) -> StateStore:
@@ -112,15 +134,26 @@ class StateStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """All or nothing: a crash before COMMIT leaves the previous committed state."""
+        """All or nothing: a crash before COMMIT leaves the previous committed state. A write the file
+        refuses (disk full, read-only, locked) raises StateNotWritable and is remembered for /readyz
+        until a write succeeds again."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                self.write_problem = f"state not writable ({self.path}): {exc}"
+                raise StateNotWritable(self.write_problem) from exc
+            self.write_problem = None
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -176,6 +209,11 @@ class StateStore:
             ).fetchone()
             if row is None:
                 raise NoOpenEpisode(f"{trigger} does not hold on tier {tier} now: nothing to acknowledge")
+            (count,) = db.execute("SELECT count(*) FROM acknowledgements WHERE episode_id = ?", (row[0],)).fetchone()
+            if count >= MAX_ACKS_PER_EPISODE:
+                raise TooManyAcknowledgements(
+                    f"{trigger} on tier {tier} already has {count} acknowledgements (the most one episode keeps)"
+                )
             cursor = db.execute(
                 "INSERT INTO acknowledgements (episode_id, by, comment, at) VALUES (?, ?, ?, ?)",
                 (row[0], by, comment, at),
@@ -204,12 +242,34 @@ class StateStore:
             return int(cursor.lastrowid or 0)
 
     def evals(self, latest_only: bool = True) -> tuple[EvalResult, ...]:
-        """The latest result per (model, precision, task set): a passing re-run supersedes a failed one."""
-        rows = self._query("SELECT model, precision, task_set, payload FROM eval_results ORDER BY submitted_at, id")
+        """The latest result per (model, precision, task set): a passing re-run supersedes a failed one.
+
+        A stored row that no longer reads as a result (a NaN stored as null before the API refused it, a hand
+        edit) is skipped with a warning and counted (`unreadable_rows`): one bad row must not stop every
+        evaluation. It is skipped before "latest" is chosen, so an older readable result still counts."""
+        rows = self._query("SELECT id, model, precision, task_set, payload FROM eval_results ORDER BY submitted_at, id")
+        readable = [(tuple(key), self._eval_row(id_, payload)) for id_, *key, payload in rows]
+        results = [(key, result) for key, result in readable if result is not None]
         if not latest_only:
-            return tuple(EvalResult.model_validate_json(p) for *_, p in rows)
-        latest = {(m, p, t): payload for m, p, t, payload in rows}
-        return tuple(EvalResult.model_validate_json(p) for p in latest.values())
+            return tuple(result for _, result in results)
+        return tuple(dict(results).values())
+
+    def _eval_row(self, id_: int, payload: str) -> EvalResult | None:
+        try:
+            return EvalResult.model_validate_json(payload)
+        except ValidationError as exc:
+            with self._lock:
+                first = id_ not in self._unreadable
+                self._unreadable.add(id_)
+            if first:
+                log.warning("eval_results row %d is unreadable and is skipped: %s", id_, _one_line(exc))
+            return None
+
+    @property
+    def unreadable_rows(self) -> dict[str, int]:
+        """Stored rows skipped because they do not read back, by table (distinct rows since start)."""
+        with self._lock:
+            return {"eval_results": len(self._unreadable)}
 
     def integrity_ok(self) -> bool:
         return self._query("PRAGMA integrity_check") == [("ok",)]
@@ -247,3 +307,7 @@ def _episode(row: tuple[Any, ...]) -> Episode:
         evidence=Evidence(e["summary"], e["observed"], e["plan"], tuple(e["queries"])),
     )
     return Episode(id_, record, resolved_at)
+
+
+def _one_line(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

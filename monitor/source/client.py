@@ -1,8 +1,11 @@
 """The HTTP source: prometheus-api-client's `PrometheusConnect` over a requests session we configure.
 
 What we add around the library, and why:
-- Retries: our own urllib3 `Retry` (connection errors, 429, 502-504; exponential backoff; `Retry-After`
-  honoured) with `raise_on_status=False`, so the last response reaches us instead of a bare RetryError.
+- Retries inside the timeout (`DeadlineAdapter`: connection errors, 429, 502-504; exponential backoff;
+  `Retry-After` honoured): the configured timeout bounds a call, retries included, and the last response
+  reaches us instead of a bare RetryError.
+- Long queries (a plan's long label values) go as a form POST, which Prometheus takes on both query endpoints,
+  so a URL too long for the server is not mistaken for an unreachable Prometheus.
 - Typed errors: the library turns every non-200 into one exception holding `repr(bytes)`. A response hook
   on our session sees the response first: a Prometheus error body (`{"status":"error","errorType":...}`)
   becomes `QueryError` with the query text; any other HTTP error (proxy 502, auth 401, wrong prefix 404),
@@ -21,20 +24,23 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import quote_plus
 
 import requests
 from prometheus_api_client import PrometheusConnect
 from requests.adapters import Retry
 
+from monitor.source.deadline import DeadlineAdapter
 from monitor.source.errors import PrometheusUnreachable, QueryError
 from monitor.source.model import InstantResult, RangeResult, Series, parse_instant, parse_range
+from monitor.source.redact import redact_url
 from monitor.source.settings import SourceSettings
 
-__all__ = ["MAX_POINTS_PER_REQUEST", "HttpPrometheusSource"]
+__all__ = ["MAX_GET_QUERY_CHARS", "MAX_POINTS_PER_REQUEST", "HttpPrometheusSource"]
 
 log = logging.getLogger("planwatch.source")
 MAX_POINTS_PER_REQUEST = 10_000
-_RETRY_STATUSES = (429, 502, 503, 504)
+MAX_GET_QUERY_CHARS = 4096  # URL-encoded; many proxies refuse URLs past 8 KiB
 
 
 class _ApiError(Exception):
@@ -93,6 +99,10 @@ class HttpPrometheusSource:
             timeout=self.settings.timeout,  # its annotation says int; requests takes a float
             method=self.settings.method,
         )
+        # Mounted over the library's own adapter (same prefix): retries inside the timeout, not per attempt.
+        adapter = DeadlineAdapter(self.settings.timeout, self.settings.retries, self.settings.retry_backoff)
+        for prefix in (self.url, "http://", "https://"):
+            self._session.mount(prefix, adapter)
 
     def _headers(self) -> dict[str, str]:
         headers = dict(self.settings.headers)
@@ -109,17 +119,15 @@ class HttpPrometheusSource:
         return None
 
     def _retry(self) -> Retry:
-        n = self.settings.retries
-        return Retry(
-            total=n, connect=n, read=n, status=n, other=0,
-            backoff_factor=self.settings.retry_backoff, status_forcelist=_RETRY_STATUSES,
-            allowed_methods=frozenset({"GET", "POST"}), raise_on_status=False, respect_retry_after_header=True,
-        )  # fmt: skip
+        return Retry(total=0, raise_on_status=False)  # DeadlineAdapter retries; this only quiets the library's
 
     def instant(self, query: str, at: float | None = None) -> InstantResult:
         """Evaluate `query` at `at` (Unix seconds; now if None)."""
         evaluated_at = self._clock() if at is None else float(at)
-        result = self._call(query, lambda: self._client.custom_query(query, params={"time": evaluated_at}))
+        if self._long(query):
+            result = self._call(query, lambda: self._post("query", {"query": query, "time": evaluated_at}))
+        else:
+            result = self._call(query, lambda: self._client.custom_query(query, params={"time": evaluated_at}))
         return parse_instant(query, evaluated_at, result)
 
     def range(self, query: str, start: float, end: float, step: float) -> RangeResult:
@@ -137,8 +145,22 @@ class HttpPrometheusSource:
 
     def _range_call(self, query: str, lo: float, hi: float, step: float) -> Any:
         params = {"start": lo, "end": hi, "step": step}
+        if self._long(query):
+            return self._call(query, lambda: self._post("query_range", {"query": query, **params}))
         lo_dt, hi_dt = datetime.fromtimestamp(lo, UTC), datetime.fromtimestamp(hi, UTC)
         return self._call(query, lambda: self._client.custom_query_range(query, lo_dt, hi_dt, str(step), params))
+
+    def _long(self, query: str) -> bool:
+        """POST the query as a form when configured to, or when it would make the URL too long for servers and
+        proxies (Prometheus takes a form POST on both query endpoints; the library's POST keeps the URL)."""
+        return self.settings.method == "POST" or len(quote_plus(query)) > MAX_GET_QUERY_CHARS
+
+    def _post(self, endpoint: str, form: dict[str, Any]) -> Any:
+        response = self._session.post(
+            f"{self.url}/api/v1/{endpoint}", data=form, headers=self._headers(), auth=self._auth(),
+            timeout=self.settings.timeout,
+        )  # fmt: skip
+        return response.json()["data"]["result"]
 
     def raw_get(self, path: str) -> Any:
         """GET `<url><path>` with the same auth, TLS and retries; the decoded JSON body."""
@@ -178,7 +200,7 @@ class HttpPrometheusSource:
         self.close()
 
     def __repr__(self) -> str:
-        return f"HttpPrometheusSource({self.url!r})"
+        return f"HttpPrometheusSource({redact_url(self.url)!r})"
 
 
 def _chunks(start: float, end: float, step: float) -> list[tuple[float, float]]:

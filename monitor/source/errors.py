@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from monitor.source.redact import redact_url
+
 __all__ = ["PrometheusUnreachable", "QueryError", "SourceError"]
 
 
@@ -15,6 +17,7 @@ class PrometheusUnreachable(SourceError):
     that is not the API's JSON."""
 
     def __init__(self, url: str, reason: str) -> None:
+        url = redact_url(url)  # the message and `url` are shown to people: no credentials
         super().__init__(f"Prometheus at {url} is unreachable: {reason}")
         self.url = url
         self.reason = reason

@@ -36,18 +36,25 @@ class Severity(StrEnum):
     CRITICAL = "critical"
 
 
+_MAX_SCORE = 1e6  # scores are fractions or percentages; past this a number is an accident, not a score
+
+
 class EvalResult(BaseModel):
     """A quality evaluation posted by the team (FP8 against BF16, the 8B fallback on the task set)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict and finite: `true` is not 1.0, "0.8" is not a number, and NaN or 1e999 (valid JSON to Python)
+    # would be stored as null and break every later evaluation.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
-    model: str = Field(min_length=1, description="A model key of the plan, e.g. llama-70b.")
-    precision: str = Field(min_length=1, description="bf16, fp8, int8, int4 ...")
-    task_set: str = Field(min_length=1)
-    score: float
-    baseline_score: float
-    threshold: float = Field(ge=0, description="Largest acceptable drop from the baseline score.")
-    submitted_at: float = Field(default=0.0, description="Unix seconds; set by the service when omitted.")
+    model: str = Field(min_length=1, max_length=200, description="A model key of the plan, e.g. llama-70b.")
+    precision: str = Field(min_length=1, max_length=32, description="bf16, fp8, int8, int4 ...")
+    task_set: str = Field(min_length=1, max_length=200)
+    score: float = Field(ge=-_MAX_SCORE, le=_MAX_SCORE)
+    baseline_score: float = Field(ge=-_MAX_SCORE, le=_MAX_SCORE)
+    threshold: float = Field(ge=0, le=_MAX_SCORE, description="Largest acceptable drop from the baseline score.")
+    submitted_at: float = Field(
+        default=0.0, ge=0, le=1e11, description="Unix seconds; set by the service when omitted."
+    )
 
     @property
     def regression(self) -> float:
