@@ -15,7 +15,7 @@ from "down". fleetsim emits the same kube-state-metrics series.
 
 from __future__ import annotations
 
-from monitor.queries.fragments import pod_tier, rate_either, zero_if_known
+from monitor.queries.fragments import ksm, pod_tier, rate_either, zero_if_known
 from monitor.queries.query import Query
 
 __all__ = [
@@ -94,16 +94,21 @@ REPLICAS_DOWN = Query(
     zero_if_known(f"count by ({{by}}) ({_REPLICAS} and on (job, instance, pod) (up == 0))", _REPLICAS),
     "replicas", "Replicas that exported vLLM engine series in the window and whose scrape fails now.",
 )  # fmt: skip
-_READY = 'count by ({by}) ((kube_pod_status_ready{{condition="true"}} == 1) * on (namespace, pod) group_left ({by}) '
+_KSM_READY = ksm('kube_pod_status_ready{{condition="true"}}')
+_TIER_PODS = f"* on (namespace, pod) group_left ({{by}}) {pod_tier()}"
 REPLICAS_READY = Query(
-    "kube_pod_status_ready", "count", zero_if_known(f"{_READY}{pod_tier()})", pod_tier()), "replicas",
-    "Pods of the tier that Kubernetes reports ready (kube-state-metrics), joined by namespace/pod.",
+    "kube_pod_status_ready", "count",
+    zero_if_known(f"count by ({{by}}) (({_KSM_READY} == 1) {_TIER_PODS})", f"{_KSM_READY} {_TIER_PODS}"),
+    "replicas",
+    "Pods of the tier that Kubernetes reports ready (kube-state-metrics), joined by namespace/pod (exported_pod "
+    "and exported_namespace too). 0 only where kube-state-metrics reports the tier's pods; without it the result "
+    "is empty and planwatch counts the replicas up instead.",
 )  # fmt: skip
 COLD_START_P95 = Query(
     "kube_pod_cold_start_seconds", "p95",
-    "quantile by ({by}) (0.95, ((last_over_time(kube_pod_status_ready_time[{window}])"
-    " - last_over_time(kube_pod_created[{window}])) unless on (namespace, pod) (kube_pod_created offset {window}))"
-    f" * on (namespace, pod) group_left ({{by}}) {pod_tier()})",
+    f"quantile by ({{by}}) (0.95, (({ksm('last_over_time(kube_pod_status_ready_time[{window}])')}"
+    f" - {ksm('last_over_time(kube_pod_created[{window}])')})"
+    f" unless on (namespace, pod) {ksm('kube_pod_created offset {window}')}) {_TIER_PODS})",
     "seconds",
     "95th percentile creation-to-ready time of the tier's pods created within the window (kube-state-metrics "
     "kube_pod_status_ready_time - kube_pod_created); empty when no pod started.",

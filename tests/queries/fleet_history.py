@@ -10,7 +10,8 @@ Tiers (label `tier`, plus the target labels job/instance/namespace/pod a Kuberne
 - d: a fleet mid-upgrade, one replica on new names and one on old: both must count.
 - e: traffic stopped: histograms and counters flat, so quantiles and ratios are NaN.
 - f: two replicas behind one listener (one instance, two metrics paths, as fleetsim serves them): the pod
-  label tells them apart.
+  label tells them apart; kube-state-metrics reports its pods as `exported_pod` (honor_labels false).
+Tiers b-e have no kube-state-metrics series at all.
 """
 
 from __future__ import annotations
@@ -103,6 +104,11 @@ def _kube(h: History) -> None:
             _step_at(1.0, ready_now, END - 600),
             start=max(START, created),
         )
+    # Tier f's pods through a scrape with honor_labels false: the workload's labels arrive as exported_*.
+    scraped = {"job": "kube-state-metrics", "instance": "10.0.0.9:8080", "namespace": "monitoring", "pod": "ksm-7c9"}
+    for pod, ready_now in (("f-0", 1.0), ("f-1", 0.0)):
+        exported = scraped | {"exported_namespace": "llm", "exported_pod": pod, "uid": f"uid-{pod}"}
+        h.gauge("kube_pod_status_ready", exported | {"condition": "true"}, ready_now)
 
 
 def _step_at(before: float, after: float, at: float) -> Callable[[float], float]:

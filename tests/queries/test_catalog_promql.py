@@ -51,6 +51,7 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.REPLICAS_UP, A, 3.0, id="every replica of tier a is up"),
         pytest.param(q.REPLICAS_DOWN, A, 0.0, id="no replica down reads 0 for a tier that exists"),
         pytest.param(q.REPLICAS_READY, A, 2.0, id="ready pods come from kube-state-metrics"),
+        pytest.param(q.REPLICAS_READY, F, 1.0, id="ready pods join through exported_pod when KSM labels were renamed"),
         pytest.param(q.COLD_START_P95, A, 490.0, id="cold start p95 of pods created within the hour"),
         pytest.param(q.GPU_UTIL_MEAN, A, 70.0, id="GPU util joins both dcgm pod spellings, idle GPUs left out"),
         pytest.param(q.DRAM_ACTIVE_MEAN, A, 0.5, id="DRAM activity mean over the tier's GPUs"),
@@ -113,6 +114,20 @@ def test_a_quantile_over_no_traffic_is_unknown_not_zero(fleet_source: HttpPromet
         m = measurement(fleet_source.instant(query.for_tier(E), END))
         assert m.value is None
         assert "NaN" in m.reason
+
+
+@pytest.mark.parametrize(
+    ("query", "selector"),
+    [
+        pytest.param(q.REPLICAS_READY, B, id="ready replicas are no data, not 0, without kube-state-metrics"),
+        pytest.param(q.COLD_START_P95, B, id="cold start is no data without kube-state-metrics"),
+    ],
+)
+def test_what_kube_state_metrics_alone_knows_is_no_data_without_it(
+    fleet_source: HttpPrometheusSource, query: Query, selector: Mapping[str, str]
+) -> None:
+    m = measurement(fleet_source.instant(query.for_tier(selector), END))
+    assert (m.value, m.reason) == (None, "no data: the query matched no series")
 
 
 def test_a_selector_matching_nothing_is_unknown_not_zero(fleet_source: HttpPrometheusSource) -> None:
