@@ -25,7 +25,14 @@ from typing import Any, cast
 
 from monitor import queries as q
 from monitor.observe.collector import DemandHistory, SourceHealth
-from monitor.observe.fleet import FleetInputs, fleet_observation, merged_quantile
+from monitor.observe.fleet import (
+    MIN_HISTORY_SHARE,
+    FleetInputs,
+    covered,
+    fleet_observation,
+    history_gate,
+    merged_quantile,
+)
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.histogram import buckets_by_group, fraction_over_groups
@@ -90,7 +97,7 @@ _RECORDED: dict[str, Recorded] = {
     "demand_rate": Recorded(q.DEMAND_RATE),
     "peak_rate": Recorded(q.REQUEST_RATE, "max"),
     "average_rate": Recorded(q.REQUEST_RATE),
-    "prefix_hit_rate": Recorded(q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE),
+    "prefix_hit_rate": Recorded(q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE, fallback=q.PREFIX_CACHE_HIT_RATE_V0),
     "kv_occupancy_mean": Recorded(q.KV_USAGE_MEAN),
     "kv_occupancy_max": Recorded(q.KV_USAGE_MAX, "max"),
     "preemption_rate": Recorded(q.PREEMPTION_RATE),
@@ -115,6 +122,8 @@ _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_
 _PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p50", "ttft_p95", "ttft_p99",
                 "tpot_p50", "tpot_p95", "tpot_p99", "itl_p95", "queue_time_p95", "error_ratio",
                 "prefix_hit_rate")  # fmt: skip
+# Statistics of the long window's history: unknown where the history covers too little of it.
+_OVER_HISTORY = ("peak_rate", "average_rate")
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
 _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
 
@@ -156,6 +165,7 @@ class PrometheusCollector:
     workers: int = 8
     min_requests: int = 50
     recording_rules: bool = True  # read recorded `tier:*` series where they are present and fresh
+    min_history_share: float = MIN_HISTORY_SHARE  # long-window statistics need this share of the window
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
@@ -173,12 +183,14 @@ class PrometheusCollector:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
-        tiers = {t.name: self._observation(plan, t, values[t.name], now, window) for t in plan.tiers}
+        shares = {t.name: covered(rates["5m"][t.name]) for t in plan.tiers}
+        tiers = {t.name: self._observation(plan, t, values[t.name], now, window, shares[t.name]) for t in plan.tiers}
         prompt = {n: cast(Samples, v[("buckets", "prompt", window)]) for n, v in values.items()}
         output = {n: cast(Samples, v[("buckets", "output", window)]) for n, v in values.items()}
         queries = {"prompt": q.PROMPT_TOKENS_BUCKETS.template, "output": q.OUTPUT_TOKENS_BUCKETS.template,
                    "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
-        inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests)
+        inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
+                             self.min_history_share)  # fmt: skip
         return {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
 
     def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
@@ -273,7 +285,7 @@ class PrometheusCollector:
         return SourceHealth(h.reachable, h.url, h.reason, newest)
 
     def _observation(
-        self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str
+        self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str, share: float
     ) -> TierObservation:
         values = {key[1]: v for key, v in fetched.items() if key[0] == "value"}
         values.update(_quantiles(tier, fetched, window))
@@ -283,6 +295,8 @@ class PrometheusCollector:
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
         for key in _PER_REQUEST:
             gated[key] = self._enough(gated[key], requests, window)
+        for key in _OVER_HISTORY:
+            gated[key] = history_gate(gated[key], share, self.long_window, self.min_history_share)
         if not gated["replicas_ready"].known and gated["replicas_up"].known:
             gated["replicas_ready"] = replace(gated["replicas_up"], reason="kube-state-metrics absent: replicas up")
         if gated["cold_start_p95"].value is None and "no data" in gated["cold_start_p95"].reason:

@@ -26,6 +26,7 @@ __all__ = [
     "KV_USAGE_MEAN",
     "PREEMPTION_RATE",
     "PREFIX_CACHE_HITS_RATE",
+    "PREFIX_CACHE_HIT_RATE_V0",
     "PREFIX_CACHE_HIT_RATIO",
     "PREFIX_CACHE_QUERIES_RATE",
     "QUERIES",
@@ -58,11 +59,19 @@ PREFIX_CACHE_QUERIES_RATE = Query(
     "vllm_prefix_cache_queries", "rate", _LOOKUPS, "tokens/s",
     "Prompt tokens looked up in the prefix cache per second (the hit ratio's denominator).",
 )  # fmt: skip
+PREFIX_CACHE_HIT_RATE_V0 = Query(
+    "vllm_gpu_prefix_cache_hit_rate", "mean",
+    "avg by ({by}) (avg_over_time(vllm:gpu_prefix_cache_hit_rate{vsel}[{window}]))", "ratio",
+    "V0 engines' only prefix-cache signal (removed with V0's metrics, #18837): a gauge of the hit rate in "
+    "blocks since the engine started (vLLM's CacheMetricData never resets), not the window's.",
+    record=False,
+)  # fmt: skip
 PREFIX_CACHE_HIT_RATIO = Query(
-    "vllm_prefix_cache_hits", "ratio", f"{_HITS} / {_LOOKUPS}", "ratio",
+    "vllm_prefix_cache_hits", "ratio", f"({_HITS} / {_LOOKUPS} or {PREFIX_CACHE_HIT_RATE_V0.template})", "ratio",
     "Prefix-cache hit rate in tokens. The old gpu_prefix_cache_* counters counted blocks before vLLM #18003 "
     "(~0.9.0): the ratio is about the same in blocks, but a tier mixing such replicas with token-counting "
-    "ones weighs them unevenly.",
+    "ones weighs them unevenly. A tier whose engines have no counters (V0) reads V0's hit-rate gauge, which "
+    "is the rate since each engine started; where some replicas have counters, only those count.",
 )  # fmt: skip
 RUNNING = Query(
     "vllm_num_requests_running", "sum", "sum by ({by}) (vllm:num_requests_running{vsel})", "requests",
@@ -125,6 +134,6 @@ DATA_AGE = Query(
 
 QUERIES: tuple[Query, ...] = (
     KV_USAGE_MEAN, KV_USAGE_MAX, PREEMPTION_RATE, PREFIX_CACHE_HITS_RATE, PREFIX_CACHE_QUERIES_RATE,
-    PREFIX_CACHE_HIT_RATIO, RUNNING, WAITING, BATCH_PER_REPLICA,
+    PREFIX_CACHE_HIT_RATE_V0, PREFIX_CACHE_HIT_RATIO, RUNNING, WAITING, BATCH_PER_REPLICA,
     REPLICAS_UP, REPLICAS_DOWN, REPLICAS_READY, COLD_START_P95, DATA_AGE,
 )  # fmt: skip

@@ -144,6 +144,7 @@ def _tier_b(h: History) -> None:
     h.gauge("vllm:num_requests_running", b0, 3)
     h.gauge("vllm:num_requests_running", b1, 5, end=END - 120)
     h.gauge("vllm:gpu_cache_usage_perc", b0, 0.25)
+    h.gauge("vllm:gpu_prefix_cache_hit_rate", b0, 0.4)  # V0: a lifetime hit-rate gauge, no counters
     h.histogram("vllm:time_per_output_token_seconds", b0, _rates(ITL_BUCKETS, le_0_05=10, le_0_1=10))
     _up(h, b0)
     _up(h, b1, down_from=END - 90)

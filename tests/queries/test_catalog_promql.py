@@ -63,6 +63,7 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.ITL_P50, B, 0.05, id="V0's time_per_output_token stands in for inter_token_latency"),
         pytest.param(q.KV_USAGE_MEAN, B, 0.25, id="V0's gpu_cache_usage_perc stands in for kv_cache_usage_perc"),
         pytest.param(q.REPLICAS_UP, B, 1.0, id="a replica whose scrape fails is not up"),
+        pytest.param(q.PREFIX_CACHE_HIT_RATIO, B, 0.4, id="V0 has no prefix counters: its hit-rate gauge, averaged"),
         pytest.param(q.REPLICAS_DOWN, B, 1.0, id="a replica seen in the window and failing now is down"),
         pytest.param(q.KV_USAGE_MEAN, C, 0.7, id="a target exporting both KV names counts the new one once"),
         pytest.param(q.PREFIX_CACHE_HIT_RATIO, C, 0.6, id="both prefix-cache generations on one target: new only"),
