@@ -97,7 +97,9 @@ _RECORDED: dict[str, Recorded] = {
     "demand_rate": Recorded(q.DEMAND_RATE),
     "peak_rate": Recorded(q.REQUEST_RATE, "max"),
     "average_rate": Recorded(q.REQUEST_RATE),
-    "prefix_hit_rate": Recorded(q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE, fallback=q.PREFIX_CACHE_HIT_RATE_V0),
+    "prefix_hit_rate": Recorded(
+        q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE, fallback=q.PREFIX_CACHE_HIT_RATE_V0
+    ),
     "kv_occupancy_mean": Recorded(q.KV_USAGE_MEAN),
     "kv_occupancy_max": Recorded(q.KV_USAGE_MAX, "max"),
     "preemption_rate": Recorded(q.PREEMPTION_RATE),
