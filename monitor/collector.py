@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from monitor import queries as q
+from monitor.observe.caveats import absent_key_series, speculative_decoding
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import (
     MIN_HISTORY_SHARE,
@@ -38,6 +39,7 @@ from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.histogram import buckets_by_group, fraction_over_groups
 from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
+from monitor.queries.selector import Selector
 from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
 from monitor.units import parse_duration
@@ -133,12 +135,12 @@ Samples = list[tuple[dict[str, str], float]]
 
 
 def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h", probes: bool = True) -> int:
-    """Fixed per tier, whatever the replica count: instant fields, data age, one bucket vector per
+    """Fixed per tier, whatever the replica count: instant fields, data age, speculative decoding, one bucket vector per
     histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, the two
     request-rate histories of the fleet view, and (unless the recording rules are switched off) the two
     probes that tell whether the tier's recorded series are fresh and how far back they reach."""
     slo_windows = len({window, *burn_windows})
-    fixed = len(_FIELDS) + 1 + (len(_HISTOGRAMS) - 2) + 2 * slo_windows + len(burn_windows) + 2
+    fixed = len(_FIELDS) + 2 + (len(_HISTOGRAMS) - 2) + 2 * slo_windows + len(burn_windows) + 2
     return fixed + (2 if probes else 0)
 
 
@@ -224,6 +226,8 @@ class PrometheusCollector:
             expr = reading.expr(sel, over) if reading else query.for_tier(sel, window=over)
             jobs[("value", name)] = pool.submit(self._value, expr, over, now)
         jobs[("value", "data_age")] = pool.submit(self._value, q.DATA_AGE.for_tier(sel), "now", now)
+        spec = q.SPEC_DECODE_TOKENS_PER_STEP.for_tier(sel, window=window)
+        jobs[("value", "spec_decode_tokens_per_step")] = pool.submit(self._value, spec, window, now)
         for family, (buckets, _) in _HISTOGRAMS.items():
             windows = {window, *self.burn_windows} if family in ("ttft", "tpot") else {window}
             for w in windows:
@@ -293,6 +297,11 @@ class PrometheusCollector:
         values.update(_quantiles(tier, fetched, window))
         values.update(_bad_fractions(plan, tier, fetched, self.burn_windows))
         age, up = values.pop("data_age"), values["replicas_up"]
+        spec = values.pop("spec_decode_tokens_per_step")
+        if not age.known and age.reason.startswith("no data"):
+            age = self._absent(tier, age, now)
+            values.update({k: age for k in ("replicas_up", "replicas_ready") if not values[k].known})
+        values = speculative_decoding(values, spec)
         requests = _requests_seen(cast(Samples, fetched[("buckets", "prompt", window)]), parse_duration(window))
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
         for key in _PER_REQUEST:
@@ -307,8 +316,19 @@ class PrometheusCollector:
             )
         bad = {k.removeprefix("bad:"): v for k, v in gated.items() if k.startswith("bad:")}
         fields = {k: v for k, v in gated.items() if not k.startswith("bad:")}
-        base = TierObservation(tier=tier.name, evaluated_at=now, window=window, bad_fraction=bad)
+        extra = {"spec_decode_tokens_per_step": spec} if spec.known else {}
+        buckets = {family: _bounds(cast(Samples, fetched[("buckets", family, window)])) for family in _TOKEN_FAMILIES}
+        base = TierObservation(tier=tier.name, evaluated_at=now, window=window, bad_fraction=bad, extra=extra,
+                               token_buckets={k: v for k, v in buckets.items() if v})  # fmt: skip
         return replace(base, **cast(dict[str, Any], fields))
+
+    def _absent(self, tier: Tier, age: Measurement, now: float) -> Measurement:
+        """Why a tier has no key series, naming the spellings that were found in its place, if any."""
+        names = self.source.instant(f"count by (__name__) ({{{_MISSPELT},{_selector(tier)}}})", at=now).samples
+        found = sorted(s.labels.get("__name__", "") for s in names)
+        hint = (f"found {', '.join(found)} instead: restore vLLM's names with the metric_relabel_configs rule in the "
+                "README (Pointing it at a real cluster)") if found else ""  # fmt: skip
+        return Measurement.unknown(absent_key_series(str(tier.label_selector), hint), age.query, age.window)
 
     def _enough(self, value: Measurement, requests: float | None, window: str) -> Measurement:
         """A per-request statistic from a handful of requests is noise: unknown below `min_requests`,
@@ -355,6 +375,22 @@ def _bad_fractions(
             unknown = Measurement.unknown(share.reason or "no observations", expr, w)
             out[f"bad:{family}:{w}"] = Measurement(share.fraction, expr, w) if share.fraction is not None else unknown
     return out
+
+
+# The key series as it reads when a scrape strips vLLM's colons (prometheus_client >= 0.23 under OpenMetrics)
+# or Ray Serve exports it (`ray_vllm_` since vLLM sanitises names for Ray, `ray_vllm:` before).
+_MISSPELT = '__name__=~"vllm_num_requests_running|ray_vllm[:_]num_requests_running"'
+_TOKEN_FAMILIES = ("prompt", "output")
+
+
+def _selector(tier: Tier) -> str:
+    return ",".join(m.render() for m in Selector.of(tier.label_selector).matchers())
+
+
+def _bounds(samples: Samples) -> tuple[float, ...]:
+    """The finite bucket bounds the server exposes (every model of the tier), as histogram_quantile sees them."""
+    groups = buckets_by_group(samples)
+    return tuple(sorted({b.le for g in groups.values() for b in g if b.le != float("inf")}))
 
 
 def _requests_seen(bucket_samples: Sequence[tuple[Mapping[str, str], float]], window_seconds: float) -> float | None:

@@ -87,7 +87,17 @@ def fleet_observation(
         prefix_hit_rate=_weighted((t.prefix_hit_rate, t.prompt_tokens_rate) for t in tiers.values()),
         error_ratio=_weighted((t.error_ratio, t.request_rate) for t in tiers.values()),
         calls_per_request=_calls(tiers.values()),
+        token_buckets=_union_buckets(tiers.values()),
     )
+
+
+def _union_buckets(tiers: Iterable[TierObservation]) -> dict[str, tuple[float, ...]]:
+    """Every bound any tier exposes per token histogram: merged_quantile interpolates at their union."""
+    union: dict[str, set[float]] = {}
+    for t in tiers:
+        for family, bounds in t.token_buckets.items():
+            union.setdefault(family, set()).update(bounds)
+    return {family: tuple(sorted(bounds)) for family, bounds in union.items()}
 
 
 def _sum(values: Iterable[Measurement]) -> Measurement:

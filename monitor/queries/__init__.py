@@ -19,6 +19,7 @@ from monitor.queries.engine import (
     REPLICAS_READY,
     REPLICAS_UP,
     RUNNING,
+    SPEC_DECODE_TOKENS_PER_STEP,
     WAITING,
 )
 from monitor.queries.gpu import (
@@ -131,6 +132,7 @@ __all__ = [
     "REQUEST_RATE_1M",
     "REQUEST_RATE_PER_REPLICA",
     "RUNNING",
+    "SPEC_DECODE_TOKENS_PER_STEP",
     "TPOT_BUCKETS",
     "TPOT_P50",
     "TPOT_P95",

@@ -34,6 +34,7 @@ __all__ = [
     "REPLICAS_READY",
     "REPLICAS_UP",
     "RUNNING",
+    "SPEC_DECODE_TOKENS_PER_STEP",
     "WAITING",
 ]
 
@@ -123,6 +124,16 @@ COLD_START_P95 = Query(
     "kube_pod_status_ready_time - kube_pod_created); empty when no pod started.",
     window="1h",
 )  # fmt: skip
+SPEC_DECODE_TOKENS_PER_STEP = Query(
+    "vllm_spec_decode_tokens_per_step", "mean",
+    "1 + sum by ({by}) (rate(vllm:spec_decode_num_accepted_tokens_total{vsel}[{window}]))"
+    " / sum by ({by}) (rate(vllm:spec_decode_num_drafts_total{vsel}[{window}]))",
+    "tokens",
+    "Speculative decoding's mean acceptance length: tokens one decode step of a request emits (1 + accepted "
+    "draft tokens per draft). Only engines started with --speculative-config export vllm:spec_decode_*; there "
+    "the ITL histogram observes once per streamed output, i.e. per step, not per token.",
+    record=False,
+)  # fmt: skip
 DATA_AGE = Query(
     "vllm_sample_age_seconds", "min", "min by ({by}) (time() - timestamp(vllm:num_requests_running{vsel}))",
     "seconds",
@@ -135,5 +146,5 @@ DATA_AGE = Query(
 QUERIES: tuple[Query, ...] = (
     KV_USAGE_MEAN, KV_USAGE_MAX, PREEMPTION_RATE, PREFIX_CACHE_HITS_RATE, PREFIX_CACHE_QUERIES_RATE,
     PREFIX_CACHE_HIT_RATE_V0, PREFIX_CACHE_HIT_RATIO, RUNNING, WAITING, BATCH_PER_REPLICA,
-    REPLICAS_UP, REPLICAS_DOWN, REPLICAS_READY, COLD_START_P95, DATA_AGE,
+    REPLICAS_UP, REPLICAS_DOWN, REPLICAS_READY, COLD_START_P95, SPEC_DECODE_TOKENS_PER_STEP, DATA_AGE,
 )  # fmt: skip

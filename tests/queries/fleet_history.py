@@ -11,7 +11,8 @@ Tiers (label `tier`, plus the target labels job/instance/namespace/pod a Kuberne
 - e: traffic stopped: histograms and counters flat, so quantiles and ratios are NaN.
 - f: two replicas behind one listener (one instance, two metrics paths, as fleetsim serves them): the pod
   label tells them apart; kube-state-metrics reports its pods as `exported_pod` (honor_labels false).
-Tiers b-e have no kube-state-metrics series at all.
+- g: speculative decoding; one replica without the per-request TPOT histogram.
+Tiers b-e and g have no kube-state-metrics series at all.
 """
 
 from __future__ import annotations
@@ -137,6 +138,23 @@ def _dcgm(h: History) -> None:
         h.gauge("DCGM_FI_DEV_XID_ERRORS", labels, _step_at(0.0, xid, END - 100))
 
 
+def _mig(h: History) -> None:
+    """MIG: d-0 holds two H100 slices (no GPU_UTIL, no framebuffer fields), d-1 a whole GPU reporting both
+    GPU_UTIL and GR_ENGINE_ACTIVE; c-0 holds one slice only."""
+    base = {"job": "dcgm", "modelName": "NVIDIA H100 80GB HBM3", "DCGM_FI_DRIVER_VERSION": "570.86",
+            "namespace": "llm", "Hostname": "node4"}  # fmt: skip
+    for gi, active, pod in (("1", 0.3, "d-0"), ("2", 0.5, "d-0"), ("3", 0.2, "c-0")):
+        labels = base | {"instance": "node4:9400", "gpu": "0", "GPU_I_ID": gi, "GPU_I_PROFILE": "3g.40gb",
+                         "device": "nvidia0", "pod": pod}  # fmt: skip
+        h.gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", labels, active)
+        h.gauge("DCGM_FI_DEV_POWER_USAGE", labels, 350)
+    whole = base | {"instance": "node4:9400", "gpu": "1", "device": "nvidia1", "pod": "d-1"}
+    h.gauge("DCGM_FI_DEV_GPU_UTIL", whole, 90)
+    h.gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", whole, 0.85)
+    h.gauge("DCGM_FI_DEV_FB_USED", whole, 40000)
+    h.gauge("DCGM_FI_DEV_FB_FREE", whole, 40000)
+
+
 def _tier_b(h: History) -> None:
     """vLLM V0: no engine label, old names; b-1 stops answering 90 s before the end."""
     b0, b1 = _target("b", "b-0", MODEL_B, engine=False), _target("b", "b-1", MODEL_B, engine=False)
@@ -194,6 +212,19 @@ def _tier_f(h: History) -> None:
         _up(h, t)
 
 
+def _tier_g(h: History) -> None:
+    """Speculative decoding: g-0 predates the per-request TPOT histogram (ITL only), g-1 has it."""
+    g0, g1 = _target("g", "g-0", MODEL_A), _target("g", "g-1", MODEL_A)
+    for t, accepted, drafts in ((g0, 4.0, 2.0), (g1, 2.0, 1.0)):
+        h.counter("vllm:spec_decode_num_accepted_tokens", t, accepted)
+        h.counter("vllm:spec_decode_num_drafts", t, drafts)
+        h.counter("vllm:spec_decode_num_draft_tokens", t, 3 * drafts)
+        h.histogram("vllm:inter_token_latency_seconds", t, _rates(ITL_BUCKETS, le_0_1=10))
+        h.gauge("vllm:num_requests_running", t, 1)
+        _up(h, t)
+    h.histogram("vllm:request_time_per_output_token_seconds", g1, _rates(ITL_BUCKETS, le_0_05=10))
+
+
 def hostile_tiers() -> dict[str, float]:
     """Tier names that try to break out of the string literal, each with its own running count."""
     return {
@@ -212,11 +243,13 @@ def build() -> str:
     _tier_a(h)
     _kube(h)
     _dcgm(h)
+    _mig(h)
     _tier_b(h)
     _tier_c(h)
     _tier_d(h)
     _tier_e(h)
     _tier_f(h)
+    _tier_g(h)
     for i, (tier, running) in enumerate(hostile_tiers().items()):
         h.gauge("vllm:num_requests_running", _target(tier, f"h-{i}", MODEL_B), running)
     return h.text()

@@ -14,7 +14,7 @@ from tests.queries.fleet_history import END, MODEL_A, hostile_tiers
 
 pytestmark = pytest.mark.integration
 
-A, B, C, D, E, F = ({"tier": t} for t in "abcdef")
+A, B, C, D, E, F, G = ({"tier": t} for t in "abcdefg")
 
 
 def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str], at: float = END) -> float:
@@ -70,6 +70,15 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.ITL_P50, C, 0.0375, id="both ITL generations on one target: buckets not added up"),
         pytest.param(q.KV_USAGE_MEAN, D, 0.4, id="a mixed-generation tier averages old and new replicas"),
         pytest.param(q.ITL_P50, D, 0.05, id="a mixed-generation tier merges old and new buckets"),
+        pytest.param(q.GPU_COUNT, D, 3.0, id="MIG slices count as devices, a GPU reporting two fields once"),
+        pytest.param(q.GPU_UTIL_MEAN, D, (30 + 50 + 90) / 3, id="MIG slices' utilization is GR_ENGINE_ACTIVE x 100"),
+        pytest.param(q.GPU_MEMORY_USED_RATIO, D, 0.5, id="memory is judged on the devices that report framebuffer"),
+        pytest.param(q.GPU_COUNT, C, 1.0, id="a tier on one MIG slice has one device"),
+        pytest.param(q.GPU_UTIL_MEAN, C, 20.0, id="a tier on MIG slices only still has a utilization"),
+        pytest.param(q.SPEC_DECODE_TOKENS_PER_STEP, G, 3.0, id="speculative decoding emits 1 + accepted per draft"),
+        pytest.param(q.TPOT_P50, G, 0.0375, id="under speculative decoding only per-request TPOT counts as TPOT"),
+        pytest.param(q.ITL_P50, G, 0.0875, id="the ITL histogram is still read as it is (once per output)"),
+        pytest.param(q.TPOT_P50, A, 0.025, id="without speculative decoding ITL stands in for per-request TPOT"),
         pytest.param(q.REPLICAS_UP, F, 2.0, id="replicas sharing one listener are told apart by pod"),
         pytest.param(q.BATCH_PER_REPLICA, F, 5.0, id="batch per replica with replicas sharing a listener"),
         pytest.param(q.GENERATION_TOKENS_PER_REPLICA, F, 20.0, id="tokens per replica sharing a listener"),
@@ -107,7 +116,7 @@ def test_recording_rendering_gives_every_tier_its_own_series(fleet_source: HttpP
     # b-1 stopped 120 s before the end: a live scrape failure writes a staleness marker, a backfill cannot, so
     # its last value stays visible for the 5-minute lookback (DATA_AGE is how planwatch notices such series).
     assert {k: by_tier[k] for k in "abcdef"} == {"a": 18.0, "b": 3.0 + 5.0, "c": 1.0, "d": 2.0, "e": 0.0, "f": 10.0}
-    assert set(by_tier) == set("abcdef") | set(hostile_tiers())
+    assert set(by_tier) == set("abcdefg") | set(hostile_tiers())
 
 
 def test_a_quantile_over_no_traffic_is_unknown_not_zero(fleet_source: HttpPrometheusSource) -> None:
@@ -122,9 +131,10 @@ def test_a_quantile_over_no_traffic_is_unknown_not_zero(fleet_source: HttpPromet
     [
         pytest.param(q.REPLICAS_READY, B, id="ready replicas are no data, not 0, without kube-state-metrics"),
         pytest.param(q.COLD_START_P95, B, id="cold start is no data without kube-state-metrics"),
+        pytest.param(q.GPU_MEMORY_USED_RATIO, C, id="memory is no data on H100 MIG slices, which report no framebuffer"),
     ],
 )
-def test_what_kube_state_metrics_alone_knows_is_no_data_without_it(
+def test_what_an_exporter_does_not_report_is_no_data(
     fleet_source: HttpPrometheusSource, query: Query, selector: Mapping[str, str]
 ) -> None:
     m = measurement(fleet_source.instant(query.for_tier(selector), END))
