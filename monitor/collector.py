@@ -308,12 +308,12 @@ class PrometheusCollector:
             gated[key] = self._enough(gated[key], requests, window)
         for key in _OVER_HISTORY:
             gated[key] = history_gate(gated[key], share, self.long_window, self.min_history_share)
-        if not gated["replicas_ready"].known and gated["replicas_up"].known:
+        no_ksm = not gated["replicas_ready"].known
+        if no_ksm and gated["replicas_up"].known:
             gated["replicas_ready"] = replace(gated["replicas_up"], reason="kube-state-metrics absent: replicas up")
         if gated["cold_start_p95"].value is None and "no data" in gated["cold_start_p95"].reason:
-            gated["cold_start_p95"] = replace(
-                gated["cold_start_p95"], reason=f"no replica started in {self.long_window}"
-            )
+            why = _NO_KSM if no_ksm else f"no replica started in {self.long_window}"
+            gated["cold_start_p95"] = replace(gated["cold_start_p95"], reason=why)
         bad = {k.removeprefix("bad:"): v for k, v in gated.items() if k.startswith("bad:")}
         fields = {k: v for k, v in gated.items() if not k.startswith("bad:")}
         extra = {"spec_decode_tokens_per_step": spec} if spec.known else {}
@@ -381,6 +381,7 @@ def _bad_fractions(
 # or Ray Serve exports it (`ray_vllm_` since vLLM sanitises names for Ray, `ray_vllm:` before).
 _MISSPELT = '__name__=~"vllm_num_requests_running|ray_vllm[:_]num_requests_running"'
 _TOKEN_FAMILIES = ("prompt", "output")
+_NO_KSM = "no data: kube-state-metrics reports none of the tier's pods (kube_pod_created, kube_pod_status_ready_time)"
 
 
 def _selector(tier: Tier) -> str:

@@ -129,8 +129,9 @@ def covered(series: Sequence[float | None]) -> float:
 
 
 def history_gate(value: Measurement, share: float, window: str, minimum: float = MIN_HISTORY_SHARE) -> Measurement:
-    """`value`, or unknown when the history covers less than `minimum` of `window` (`share` of it)."""
-    if not value.known or share >= minimum:
+    """`value`, or unknown when the history covers less than `minimum` of `window` (`share` of it): then that is
+    the reason, whatever else is missing."""
+    if share >= minimum:
         return value
     seconds = share * parse_duration(window)
     reason = (f"history covers {share:.1%} of {window} ({_span(seconds)}); a statistic over {window} is judged "
