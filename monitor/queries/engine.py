@@ -1,8 +1,9 @@
 """Engine state and replicas: KV cache, preemptions, prefix cache, queues, batches, readiness, cold start.
 
-Replica = one (`job`, `instance`, `pod`) exporting vLLM engine series for the tier; its engines (`engine`
-label, V1 data parallel) are summed. `pod` is part of the identity because several replicas may share one
-listener under different metrics paths (fleetsim does); where there is no pod label it is simply empty.
+Replica = one (`job`, `instance`, `pod`, `ReplicaId`) exporting vLLM engine series for the tier; its engines
+(`engine` label, V1 data parallel) are summed. `pod` is part of the identity because several replicas may share
+one listener under different metrics paths (fleetsim does); `ReplicaId` because Ray Serve exports every replica
+of a node through the node's one metrics agent. Where a label is absent it is simply empty.
 V0 has no `engine` label and nothing here requires it.
 
 Readiness and cold start come from kube-state-metrics, the signal Kubernetes itself acts on, joined to the
@@ -89,11 +90,12 @@ WAITING = Query(
 )  # fmt: skip
 BATCH_PER_REPLICA = Query(
     "vllm_num_requests_running_per_replica", "mean",
-    "avg by ({by}) (sum by ({by:job,instance,pod}) (avg_over_time(vllm:num_requests_running{vsel}[{window}])))",
+    "avg by ({by}) (sum by ({by:job,instance,pod,ReplicaId})"
+    " (avg_over_time(vllm:num_requests_running{vsel}[{window}])))",
     "requests", "Mean running batch per replica over the window.",
 )  # fmt: skip
 
-_REPLICAS = "group by ({by:job,instance,pod}) (last_over_time(vllm:num_requests_running{vsel}[{window}]))"
+_REPLICAS = "group by ({by:job,instance,pod,ReplicaId}) (last_over_time(vllm:num_requests_running{vsel}[{window}]))"
 REPLICAS_UP = Query(
     "vllm_replicas_up", "count",
     zero_if_known(f"count by ({{by}}) ({_REPLICAS} and on (job, instance, pod) (up == 1))", _REPLICAS),

@@ -12,6 +12,7 @@ Tiers (label `tier`, plus the target labels job/instance/namespace/pod a Kuberne
 - f: two replicas behind one listener (one instance, two metrics paths, as fleetsim serves them): the pod
   label tells them apart; kube-state-metrics reports its pods as `exported_pod` (honor_labels false).
 - g: speculative decoding; one replica without the per-request TPOT histogram.
+- r: Ray Serve, two replicas behind one node's metrics agent (ReplicaId).
 Tiers b-e and g have no kube-state-metrics series at all.
 """
 
@@ -225,6 +226,16 @@ def _tier_g(h: History) -> None:
     h.histogram("vllm:request_time_per_output_token_seconds", g1, _rates(ITL_BUCKETS, le_0_05=10))
 
 
+def _tier_r(h: History) -> None:
+    """Ray Serve: one node's metrics agent exports two replicas, told apart by ReplicaId (names as the
+    RESTORE_VLLM_COLONS scrape rule leaves them)."""
+    node = {"job": "ray", "instance": "10.0.0.5:8080", "namespace": "llm", "pod": "ray-worker-0", "tier": "r",
+            "model_name": MODEL_A, "engine": "0"}  # fmt: skip
+    for replica, running in (("r1", 3.0), ("r2", 5.0)):
+        h.gauge("vllm:num_requests_running", node | {"ReplicaId": replica, "WorkerId": f"w-{replica}"}, running)
+    _up(h, node)
+
+
 def hostile_tiers() -> dict[str, float]:
     """Tier names that try to break out of the string literal, each with its own running count."""
     return {
@@ -250,6 +261,7 @@ def build() -> str:
     _tier_e(h)
     _tier_f(h)
     _tier_g(h)
+    _tier_r(h)
     for i, (tier, running) in enumerate(hostile_tiers().items()):
         h.gauge("vllm:num_requests_running", _target(tier, f"h-{i}", MODEL_B), running)
     return h.text()

@@ -14,7 +14,7 @@ from tests.queries.fleet_history import END, MODEL_A, hostile_tiers
 
 pytestmark = pytest.mark.integration
 
-A, B, C, D, E, F, G = ({"tier": t} for t in "abcdefg")
+A, B, C, D, E, F, G, R = ({"tier": t} for t in "abcdefgr")
 
 
 def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str], at: float = END) -> float:
@@ -80,6 +80,8 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.ITL_P50, G, 0.0875, id="the ITL histogram is still read as it is (once per output)"),
         pytest.param(q.TPOT_P50, A, 0.025, id="without speculative decoding ITL stands in for per-request TPOT"),
         pytest.param(q.REPLICAS_UP, F, 2.0, id="replicas sharing one listener are told apart by pod"),
+        pytest.param(q.REPLICAS_UP, R, 2.0, id="Ray Serve replicas behind one metrics agent are told apart"),
+        pytest.param(q.BATCH_PER_REPLICA, R, 4.0, id="batch per Ray Serve replica"),
         pytest.param(q.BATCH_PER_REPLICA, F, 5.0, id="batch per replica with replicas sharing a listener"),
         pytest.param(q.GENERATION_TOKENS_PER_REPLICA, F, 20.0, id="tokens per replica sharing a listener"),
     ],
@@ -116,7 +118,7 @@ def test_recording_rendering_gives_every_tier_its_own_series(fleet_source: HttpP
     # b-1 stopped 120 s before the end: a live scrape failure writes a staleness marker, a backfill cannot, so
     # its last value stays visible for the 5-minute lookback (DATA_AGE is how planwatch notices such series).
     assert {k: by_tier[k] for k in "abcdef"} == {"a": 18.0, "b": 3.0 + 5.0, "c": 1.0, "d": 2.0, "e": 0.0, "f": 10.0}
-    assert set(by_tier) == set("abcdefg") | set(hostile_tiers())
+    assert set(by_tier) == set("abcdefgr") | set(hostile_tiers())
 
 
 def test_a_quantile_over_no_traffic_is_unknown_not_zero(fleet_source: HttpPrometheusSource) -> None:
