@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 INSTALL_HINT = (
-    "install the Debian packages with `apt-get install prometheus prometheus-alertmanager` "
+    "install the Debian packages with `apt-get install prometheus prometheus-alertmanager victoria-metrics` "
     "(or run `make test`, which installs them)"
 )
 # prometheus_client >= 0.23.0 (client_python 831ed02, "UTF-8 Content Negotiation") answers an OpenMetrics 1.0
@@ -74,6 +74,7 @@ _ALTERNATIVES: Mapping[str, tuple[str, ...]] = {
     "prometheus": ("prometheus",),
     "promtool": ("promtool",),
     "alertmanager": ("alertmanager", "prometheus-alertmanager"),
+    "victoria-metrics": ("victoria-metrics", "victoria-metrics-prod"),
 }
 _PORT_ATTEMPTS = 5
 _STOP_GRACE_SECONDS = 10.0
