@@ -19,7 +19,7 @@ from monitor.plan import Plan, parse_plan
 from monitor.plan.model import FLEET
 from monitor.source import HttpPrometheusSource, SourceSettings
 from tests.harness.history import History, times
-from tests.harness.stack import Stack
+from tests.harness.stack import BACKENDS, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -77,11 +77,12 @@ def _plan(tiers: tuple[str, ...]) -> Plan:
     return parse_plan(yaml.safe_dump(data))
 
 
-@pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpPrometheusSource]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def source(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[HttpPrometheusSource]:
+    """The history in Prometheus, then in VictoriaMetrics: the collector must read the same from both."""
     stack = Stack(tmp_path_factory.mktemp("real-exporters"))
     try:
-        prom = stack.prometheus(openmetrics=history())
+        prom = stack.backend(request.param, openmetrics=history())
         with HttpPrometheusSource(SourceSettings(url=prom.url, retries=0)) as s:
             yield s
     finally:
