@@ -63,9 +63,10 @@ PREFIX_CACHE_QUERIES_RATE = Query(
 )  # fmt: skip
 PREFIX_CACHE_HIT_RATE_V0 = Query(
     "vllm_gpu_prefix_cache_hit_rate", "mean",
-    "avg by ({by}) (avg_over_time(vllm:gpu_prefix_cache_hit_rate{vsel}[{window}]))", "ratio",
+    "avg by ({by}) (avg_over_time(vllm:gpu_prefix_cache_hit_rate{vsel}[{window}]) >= 0)", "ratio",
     "V0 engines' only prefix-cache signal (removed with V0's metrics, #18837): a gauge of the hit rate in "
-    "blocks since the engine started (vLLM's CacheMetricData never resets), not the window's.",
+    "blocks since the engine started (vLLM's CacheMetricData never resets), not the window's. V0 reports -1 "
+    "when prefix caching is off: no data, not a rate.",
     record=False,
 )  # fmt: skip
 PREFIX_CACHE_HIT_RATIO = Query(

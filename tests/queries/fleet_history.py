@@ -202,6 +202,7 @@ def _tier_e(h: History) -> None:
     h.histogram("vllm:time_to_first_token_seconds", e0, _rates(TTFT_BUCKETS))
     h.counter("vllm:request_success", e0 | {"finished_reason": "stop"}, 0.0)
     h.gauge("vllm:num_requests_running", e0, 0)
+    h.gauge("vllm:gpu_prefix_cache_hit_rate", e0, -1.0)  # V0 with prefix caching off
     _up(h, e0)
 
 
