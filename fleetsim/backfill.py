@@ -2,7 +2,7 @@
 
     fleetsim backfill PLAN --prometheus-data DIR [--days 28] [--step 15s] [--end now|ISO|UNIX|-2h]
                       [--scenario NAME[,NAME[@START]]] [--scenario-start -3d|ISO|UNIX] [--seed N]
-                      [--vllm-generation v1|legacy] [--instance 127.0.0.1:9400] [--state-out STATE.json]
+                      [--vllm-generation v1|legacy|overlap] [--instance 127.0.0.1:9400] [--state-out STATE.json]
                       [--block 6h] [--parallel 2] [--families GLOB[,GLOB]] [--via-promtool [--work-dir DIR]]
 
 Then `prometheus --storage.tsdb.path=DIR --storage.tsdb.retention.time=60d` (retention longer than the
@@ -43,13 +43,16 @@ import typer
 from fleetsim.backfill_blocks import BLOCK_WINDOW_SECONDS, BlockImportError, find_promtool
 from fleetsim.backfill_layout import DEFAULT_INSTANCE
 from fleetsim.backfill_run import BackfillSpec, RunReport, run_backfill
-from fleetsim.metrics import GENERATIONS, Generation
+from fleetsim.metrics import Generation
 from fleetsim.scenarios import Scenario, ScenarioError, parse_scenarios, parse_time
 from fleetsim.state import save_state
 from monitor.plan.load import PlanError, load_plan
 from monitor.units import parse_duration
 
-__all__ = ["BackfillProblem", "command_app", "main", "parse_moment", "register", "resolve_spec"]
+__all__ = ["BACKFILL_GENERATIONS", "BackfillProblem", "command_app", "main", "parse_moment", "register", "resolve_spec"]
+
+# The aggregate model writes current bucket sets only, and V0's lifetime hit-rate gauge is not aggregated.
+BACKFILL_GENERATIONS: tuple[Generation, ...] = ("v1", "legacy", "overlap")
 
 _DAY = 86_400.0
 
@@ -107,8 +110,12 @@ class Request:
 def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
     """Validate everything before any work; BackfillProblem (or PlanError / ScenarioError) says what is wrong."""
     plan = load_plan(req.plan)
-    if req.generation not in GENERATIONS:
-        raise BackfillProblem(f"--vllm-generation must be one of {', '.join(GENERATIONS)}, not {req.generation!r}")
+    if req.generation not in BACKFILL_GENERATIONS:
+        why = " (v0 is served live only: its older bucket sets and hit-rate gauge are not aggregated)"
+        raise BackfillProblem(
+            f"--vllm-generation must be one of {', '.join(BACKFILL_GENERATIONS)}, not {req.generation!r}"
+            + (why if req.generation == "v0" else "")
+        )
     step = _step(req.step)
     if not (math.isfinite(req.days) and req.days > 0):
         raise BackfillProblem(f"--days must be a positive number of days, not {req.days!r}")
@@ -120,7 +127,7 @@ def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
     _check_state_out(req.state_out)
     if req.via_promtool:
         find_promtool()
-    generation: Generation = "v1" if req.generation == "v1" else "legacy"
+    generation = req.generation
     return BackfillSpec(
         plan,
         scenarios,
@@ -297,7 +304,9 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[
             int, typer.Option(help="Seed of every draw; give `serve --resume` the same (GPU and pod UIDs use it).")
         ] = 0,
-        vllm_generation: Annotated[str, typer.Option(help="v1 or legacy metric names.")] = "v1",
+        vllm_generation: Annotated[
+            str, typer.Option(help="v1, legacy or overlap (0.9.2-0.11: old and new names) metric names.")
+        ] = "v1",
         instance: Annotated[
             str, typer.Option(help="HOST:PORT `fleetsim serve --listen` will use (the instance label).")
         ] = DEFAULT_INSTANCE,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fleetsim.backfill_text import SeriesGroup
-from fleetsim.exposition import VllmTemplate, cache_config_labels, dcgm_labels
+from fleetsim.exposition import VllmTemplate, cache_config_labels, dcgm_labels, has_engine_label
 from fleetsim.fleet import NAMESPACE
 from fleetsim.metrics import DCGM_FIELDS, Generation
 from fleetsim.pods import Pod
@@ -96,7 +96,7 @@ class TierLayout:
             first.tier.gpu_memory_utilization,
             config.num_gpu_blocks,
             generation,
-        ) | ({"engine": "0"} if generation == "v1" else {})
+        ) | ({"engine": "0"} if has_engine_label(generation) else {})
 
     def vllm_prefixes(self, prefix: str) -> list[bytes]:
         return [_with_target(prefix, t) for t in self.vllm_targets]

@@ -87,7 +87,7 @@ def _counter(values: TierWindow, key: str, label: str | None, generation: str) -
     if label is None:
         return values.counters[key]
     rows = values.counters[f"{key}|{label}"]
-    if key == "vllm:request_success" and generation == "legacy" and label == "abort":
+    if key == "vllm:request_success" and generation != "v1" and label == "abort":
         rows = rows + values.counters[f"{key}|error"]  # V0 had no "error" reason (as fleetsim.exposition)
     return rows
 

@@ -1,7 +1,8 @@
 """`fleetsim`: run an emulated vLLM + dcgm-exporter fleet for a plan.
 
     fleetsim serve PLAN [--scenario NAME[,NAME[@START]]] [--listen 127.0.0.1:PORT] [--file-sd PATH]
-                        [--seed N] [--vllm-generation v1|legacy] [--speed X] [--resume STATE]
+                        [--seed N] [--vllm-generation v1|legacy|v0|overlap]
+                        [--no-kube-state-metrics] [--multiprocess] [--speed X] [--resume STATE]
                         [--trace FILE] [--start UNIX|ISO] [--dcgm-interval S]
     fleetsim scenarios                       list the scenarios and the metric each one moves
     fleetsim backfill PLAN ...               history into a Prometheus data directory (fleetsim.backfill)
@@ -71,7 +72,15 @@ def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT; port 0 picks a free one.")] = "127.0.0.1:9400",
     file_sd: Annotated[Path | None, typer.Option(help="Prometheus file_sd JSON to keep up to date.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of every random draw.")] = 0,
-    vllm_generation: Annotated[str, typer.Option(help="v1 or legacy metric names.")] = "v1",
+    vllm_generation: Annotated[
+        str, typer.Option(help="v1, legacy, v0 or overlap (0.9.2-0.11: old and new names on one target).")
+    ] = "v1",
+    kube_state_metrics: Annotated[
+        bool, typer.Option(help="Serve kube-state-metrics' pod series (--no-kube-state-metrics: a cluster without).")
+    ] = True,
+    multiprocess: Annotated[
+        bool, typer.Option(help="vLLM with --api-server-count > 1: no _created, no process_* series.")
+    ] = False,
     speed: Annotated[float, typer.Option(help="Simulated seconds per wall second.")] = 1.0,
     resume: Annotated[Path | None, typer.Option(help="Continue counters from a backfill's state file.")] = None,
     trace: Annotated[Path | None, typer.Option(help="Replay a trace (Azure CSV or JSONL) instead.")] = None,
@@ -104,7 +113,8 @@ def serve(
         sock = bind(host, port)
     except (UsageProblem, PlanError, ScenarioError, StateError, TraceError) as exc:
         raise _fail(str(exc)) from None
-    options = FleetOptions(seed=seed, generation=vllm_generation, dcgm_interval=dcgm_interval)
+    options = FleetOptions(seed=seed, generation=vllm_generation, dcgm_interval=dcgm_interval,
+                           kube_state_metrics=kube_state_metrics, multiprocess=multiprocess)  # fmt: skip
     fleet = Fleet(loaded, begin, scenarios, options, TraceReplay(replay, loaded, begin) if replay else None)
     fleet.resume(state) if state is not None else fleet.populate()
     address = f"{host}:{sock.getsockname()[1]}"

@@ -23,13 +23,22 @@ from fleetsim.metrics import (
     DCGM_LABELS,
     GATEWAY_FAMILIES,
     KSM_FAMILIES,
+    V0_HIT_RATE,
     Family,
     Generation,
     VllmMetrics,
     families_for,
 )
 
-__all__ = ["CONTENT_TYPE", "VllmTemplate", "render_dcgm", "render_gateway", "render_ksm", "render_vllm"]
+__all__ = [
+    "CONTENT_TYPE",
+    "VllmTemplate",
+    "has_engine_label",
+    "render_dcgm",
+    "render_gateway",
+    "render_ksm",
+    "render_vllm",
+]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DRIVER_VERSION = "550.90.07"
@@ -60,26 +69,39 @@ class _Series:
     sum_prefix: str = ""
 
 
+def has_engine_label(generation: Generation) -> bool:
+    """V1 since #13923 labels every series with the engine index; fleetsim's legacy and v0 do not."""
+    return generation in ("v1", "overlap")
+
+
 class VllmTemplate:
-    """Every line prefix of one engine's /metrics, built once per (model, generation, max_model_len)."""
+    """Every line prefix of one engine's /metrics, built once per (model, generation, max_model_len, mode).
 
-    def __init__(self, model_name: str, generation: Generation, max_model_len: int):
+    `multiprocess` is vLLM with --api-server-count > 1 (PROMETHEUS_MULTIPROC_DIR): prometheus_client's
+    MultiProcessCollector prints no `_created` series and no process_* metrics, and a histogram's `_sum`
+    before its buckets.
+    """
+
+    def __init__(self, model_name: str, generation: Generation, max_model_len: int, multiprocess: bool = False):
         self.generation = generation
-        self.base = {"model_name": model_name} | ({"engine": "0"} if generation == "v1" else {})
-        self.series = tuple(self._series(f, max_model_len) for f in families_for(generation))
+        self.multiprocess = multiprocess
+        self.base = {"model_name": model_name} | ({"engine": "0"} if has_engine_label(generation) else {})
+        self.series = tuple(
+            self._series(f, name, max_model_len) for f in families_for(generation) for name in f.names(generation)
+        )
 
-    def _series(self, f: Family, max_model_len: int) -> _Series:
-        name = f.name(self.generation)
+    def _series(self, f: Family, name: str, max_model_len: int) -> _Series:
         stem = name.removesuffix("_total") if f.kind == "counter" else name
         header = _header(name, f.kind, f.help)
-        created_header = _header(f"{stem}_created", "gauge", f.help) if f.kind != "gauge" else ""
+        with_created = f.kind != "gauge" and not self.multiprocess
+        created_header = _header(f"{stem}_created", "gauge", f.help) if with_created else ""
         values = f.values_for(self.generation) if f.label else (None,)
         label_sets = [self.base | ({f.label: v} if f.label and v is not None else {}) for v in values]
         created = tuple(f"{stem}_created{_labels(ls)} " for ls in label_sets) if created_header else ()
         if f.kind != "histogram":
             prefixes = tuple((v, f"{name}{_labels(ls)} ") for v, ls in zip(values, label_sets, strict=True))
             return _Series(f, header, created_header, prefixes, created)
-        bounds = [*map(floatToGoString, f.bucket_bounds(max_model_len)), "+Inf"]
+        bounds = [*map(floatToGoString, f.bucket_bounds(max_model_len, self.generation)), "+Inf"]
         buckets = tuple(f"{name}_bucket{_labels(self.base | {'le': le})} " for le in bounds)
         return _Series(
             f,
@@ -93,46 +115,58 @@ class VllmTemplate:
         )
 
     def render(self, m: VllmMetrics, cache_config: dict[str, str], process_start: float) -> str:
-        out: list[str] = [
+        out: list[str] = [] if self.multiprocess else [
             _header("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds."),
             f"process_start_time_seconds {floatToGoString(process_start)}\n",
-        ]
+        ]  # fmt: skip
         created = floatToGoString(m.created_unix)
         for s in self.series:
             out.append(s.header)
             if s.family.kind == "histogram":
                 cumulative = m.cumulative(s.family.key)
+                total = f"{s.sum_prefix}{floatToGoString(m.sums[s.family.key])}\n"
+                if self.multiprocess:
+                    out.append(total)
                 out.extend(f"{p}{floatToGoString(c)}\n" for p, c in zip(s.bucket_prefixes, cumulative, strict=True))
                 out.append(f"{s.count_prefix}{floatToGoString(cumulative[-1])}\n")
-                out.append(f"{s.sum_prefix}{floatToGoString(m.sums[s.family.key])}\n")
+                if not self.multiprocess:
+                    out.append(total)
             else:
                 out.extend(f"{p}{floatToGoString(self._value(m, s.family, v))}\n" for v, p in s.value_prefixes)
             if s.created_header:
                 out.append(s.created_header)
                 out.extend(f"{p}{created}\n" for p in s.created_prefixes)
-        info = cache_config | ({"engine": "0"} if self.generation == "v1" else {})
+        info = cache_config | ({"engine": "0"} if has_engine_label(self.generation) else {})
         out.append(_header("vllm:cache_config_info", "gauge", CACHE_CONFIG_HELP))
         out.append(f"vllm:cache_config_info{_labels(info)} 1.0\n")
         return "".join(out)
 
     def _value(self, m: VllmMetrics, f: Family, label: str | None) -> float:
+        if f.key == V0_HIT_RATE:  # V0's CacheMetricData: hits over queries since the engine started
+            queries = m.value("vllm:prefix_cache_queries")
+            return m.value("vllm:prefix_cache_hits") / queries if queries else 0.0
         if label is None:
             return m.value(f.key)
-        if f.label == "finished_reason" and self.generation == "legacy" and label == "abort":
+        if f.label == "finished_reason" and self.generation != "v1" and label == "abort":
             return m.value(f.key, "abort") + m.value(f.key, "error")  # V0 had no "error" reason
         return m.value(f.key, label)
 
 
 @lru_cache(maxsize=256)
-def _template(model_name: str, generation: Generation, max_model_len: int) -> VllmTemplate:
-    return VllmTemplate(model_name, generation, max_model_len)
+def _template(model_name: str, generation: Generation, max_model_len: int, multiprocess: bool) -> VllmTemplate:
+    return VllmTemplate(model_name, generation, max_model_len, multiprocess)
 
 
 def render_vllm(
-    m: VllmMetrics, model_name: str, generation: Generation, cache_config: dict[str, str], process_start: float
+    m: VllmMetrics,
+    model_name: str,
+    generation: Generation,
+    cache_config: dict[str, str],
+    process_start: float,
+    multiprocess: bool = False,
 ) -> str:
     """One vLLM engine's /metrics body."""
-    return _template(model_name, generation, m.max_model_len).render(m, cache_config, process_start)
+    return _template(model_name, generation, m.max_model_len, multiprocess).render(m, cache_config, process_start)
 
 
 @dataclass(frozen=True)
@@ -232,7 +266,7 @@ def cache_config_labels(
         "num_gpu_blocks_override": "None",
         "sliding_window": "None",
     }
-    if generation == "legacy":
+    if generation in ("legacy", "v0"):
         return labels | {"cpu_offload_gb": "0", "swap_space": "4", "prefix_caching_hash_algo": "builtin"}
     return labels | {
         "prefix_caching_hash_algo": "sha256",

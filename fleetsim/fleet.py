@@ -40,6 +40,8 @@ NAMESPACE = "llm"
 class FleetOptions:
     seed: int = 0
     generation: Generation = "v1"
+    kube_state_metrics: bool = True  # a cluster without it: no kube_pod_* series, no target
+    multiprocess: bool = False  # vLLM's multiprocess exposition (--api-server-count > 1)
     dcgm_interval: float = 30.0  # dcgm-exporter's default collect interval (§2.2)
     restart_after: float = 60.0  # a failed pod's container is restarted after this long
     drain_timeout: float = 120.0
@@ -131,7 +133,7 @@ class Fleet:
         node, indices = self.nodes.allocate(tier.gpu, tier.tensor_parallel)
         seed = self.options.seed
         rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-        replica = Replica(config, VllmMetrics(config.max_model_len, created), created, rng)
+        replica = Replica(config, VllmMetrics(config.max_model_len, created, self.options.generation), created, rng)
         pod = Pod(
             name,
             tier,

@@ -4,13 +4,19 @@ One home for every name, type, label and bucket (reference: /work/shared/referen
 "§" below). Both the live exposition (fleetsim.exposition) and the history backfill (fleetsim.backfill)
 read these definitions, so a series looks the same whether it was scraped live or backfilled.
 
-Generations (§1.6, §1.7, §5):
+Generations (§1.6, §1.7, §5), each a real era of vLLM's /metrics:
   "v1"      vLLM V1 at HEAD: labels {model_name, engine}; kv_cache_usage_perc, prefix_cache_*,
             inter_token_latency_seconds, request_time_per_output_token_seconds, finished_reason incl.
             error and repetition.
   "legacy"  the older generation (V1 0.8-0.10 names, V0-style labels {model_name} only):
             gpu_cache_usage_perc, gpu_prefix_cache_*, time_per_output_token_seconds; families added after
             0.10 are absent; finished_reason is stop|length|abort (an error is counted as abort).
+  "v0"      the V0 engine: labels {model_name} only; no prefix-cache counters, only the
+            gpu_prefix_cache_hit_rate gauge (the hit rate since the engine started); legacy names otherwise;
+            the bucket sets before #15202 / #17033 (TTFT to 10 s, TPOT to 2.5 s, latencies to 60 s,
+            iteration tokens at the CUDA-graph capture sizes).
+  "overlap" V1 0.9.2-0.11: labels {model_name, engine}, and one target serves the old and the new names of
+            KV usage, prefix cache and ITL side by side (same values); families added after 0.11 are absent.
 
 `VllmMetrics` stores values under *canonical keys*: the V1 name as vLLM declares it (counters without
 `_total`, e.g. "vllm:prompt_tokens"; the iteration histogram is declared "vllm:iteration_tokens_total").
@@ -38,6 +44,7 @@ __all__ = [
     "LATENCY_BUCKETS",
     "TPOT_BUCKETS",
     "TTFT_BUCKETS",
+    "V0_HIT_RATE",
     "VLLM_FAMILIES",
     "DcgmField",
     "Family",
@@ -50,8 +57,11 @@ __all__ = [
 ]
 
 Kind = Literal["counter", "gauge", "histogram"]
-Generation = Literal["v1", "legacy"]
-GENERATIONS: tuple[Generation, ...] = ("v1", "legacy")
+Generation = Literal["v1", "legacy", "v0", "overlap"]
+GENERATIONS: tuple[Generation, ...] = ("v1", "legacy", "v0", "overlap")
+# Oldest first: a family `added` in one generation is exposed by it and every later one.
+_ERAS: tuple[Generation, ...] = ("v0", "legacy", "overlap", "v1")
+V0_HIT_RATE = "vllm:gpu_prefix_cache_hit_rate"
 
 # §1.3, current bucket sets (after #15202 / #17033).
 TTFT_BUCKETS = (
@@ -123,13 +133,21 @@ LATENCY_BUCKETS = (
     7680.0,
 )
 ITERATION_TOKEN_BUCKETS = (1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0)
+# §1.3 "Before": the sets until #15202 (2025-04-07) stopped at 10 s / 2.5 s / 60 s; iteration tokens were
+# bucketed at V0's CUDA-graph capture sizes (1, 2, 4, then multiples of 8 to 256) until #17033.
+OLD_TTFT_BUCKETS = tuple(b for b in TTFT_BUCKETS if b <= 10.0)
+OLD_TPOT_BUCKETS = tuple(b for b in TPOT_BUCKETS if b <= 2.5)
+OLD_LATENCY_BUCKETS = tuple(b for b in LATENCY_BUCKETS if b <= 60.0)
+OLD_ITERATION_TOKEN_BUCKETS = (1.0, 2.0, 4.0, *(8.0 * i for i in range(1, 33)))
+_OLD_BUCKETS = {TTFT_BUCKETS: OLD_TTFT_BUCKETS, TPOT_BUCKETS: OLD_TPOT_BUCKETS, LATENCY_BUCKETS: OLD_LATENCY_BUCKETS,
+                ITERATION_TOKEN_BUCKETS: OLD_ITERATION_TOKEN_BUCKETS}  # fmt: skip
 PARAMS_N_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0)
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
 _LEGACY_FINISHED_REASONS = ("stop", "length", "abort")
 
 
 def finished_reasons(generation: Generation) -> tuple[str, ...]:
-    """All finished_reason values pre-created at 0 (§1.4, §5.8)."""
+    """All finished_reason values pre-created at 0 (§1.4, §5.8): `error` came in Dec 2025, after 0.11."""
     return FINISHED_REASONS if generation == "v1" else _LEGACY_FINISHED_REASONS
 
 
@@ -145,19 +163,34 @@ class Family:
     buckets: tuple[float, ...] | Literal["tokens"] = ()
     legacy_key: str | None = None  # name in the legacy generation when it differs
     in_legacy: bool = True
+    added: Generation = "v0"  # the oldest generation that exposes it (`in_legacy=False` means "overlap" or later)
 
     def name(self, generation: Generation) -> str:
-        """The family name on the wire (counters gain `_total`)."""
-        base = self.legacy_key if generation == "legacy" and self.legacy_key else self.key
-        return f"{base}_total" if self.kind == "counter" else base
+        """The family's (first) name on the wire (counters gain `_total`)."""
+        return self.names(generation)[0]
+
+    def names(self, generation: Generation) -> tuple[str, ...]:
+        """Every name the family has on the wire in `generation`: two where 0.9.2-0.11 served both."""
+        old = self.legacy_key or self.key
+        bases = {"v1": (self.key,), "overlap": tuple(dict.fromkeys((self.key, old)))}.get(generation, (old,))
+        return tuple(f"{b}_total" if self.kind == "counter" else b for b in bases)
+
+    def exposed_in(self, generation: Generation) -> bool:
+        if self.key == V0_HIT_RATE:
+            return generation == "v0"
+        # `in_legacy=False` families came after 0.10: in 0.11 where `added` says so, otherwise after it.
+        added = self.added if self.in_legacy or self.added != "v0" else "v1"
+        return _ERAS.index(generation) >= _ERAS.index(added)
 
     def values_for(self, generation: Generation) -> tuple[str, ...]:
         if self.label == "finished_reason":
             return finished_reasons(generation)
         return self.label_values
 
-    def bucket_bounds(self, max_model_len: int) -> tuple[float, ...]:
-        return build_1_2_5_buckets(max_model_len) if self.buckets == "tokens" else self.buckets
+    def bucket_bounds(self, max_model_len: int, generation: Generation = "v1") -> tuple[float, ...]:
+        if self.buckets == "tokens":
+            return build_1_2_5_buckets(max_model_len)
+        return _OLD_BUCKETS.get(self.buckets, self.buckets) if generation == "v0" else self.buckets
 
 
 def _h(key: str, help_text: str, buckets: tuple[float, ...] | Literal["tokens"], **kw: Any) -> Family:
@@ -187,13 +220,16 @@ VLLM_FAMILIES: tuple[Family, ...] = (
         "counter",
         "Prefix cache queries, in terms of number of queried tokens.",
         legacy_key="vllm:gpu_prefix_cache_queries",
+        added="legacy",
     ),
     Family(
         "vllm:prefix_cache_hits",
         "counter",
         "Prefix cache hits, in terms of number of cached tokens.",
         legacy_key="vllm:gpu_prefix_cache_hits",
+        added="legacy",
     ),
+    Family(V0_HIT_RATE, "gauge", "GPU prefix cache block hit rate."),
     Family("vllm:num_preemptions", "counter", "Cumulative number of preemption from the engine."),
     Family("vllm:prompt_tokens", "counter", "Number of prefill tokens processed."),
     Family(
@@ -237,6 +273,7 @@ VLLM_FAMILIES: tuple[Family, ...] = (
         "Histogram of time_per_output_token_seconds per request.",
         TPOT_BUCKETS,
         in_legacy=False,
+        added="overlap",
     ),
     _h("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", LATENCY_BUCKETS),
     _h("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", LATENCY_BUCKETS),
@@ -260,7 +297,7 @@ CACHE_CONFIG_HELP = "Information of the LLMEngine CacheConfig"
 
 def families_for(generation: Generation) -> tuple[Family, ...]:
     """The vLLM families one generation exposes (plus vllm:cache_config_info, rendered separately)."""
-    return tuple(f for f in VLLM_FAMILIES if generation == "v1" or f.in_legacy)
+    return tuple(f for f in VLLM_FAMILIES if f.exposed_in(generation))
 
 
 class VllmMetrics:
@@ -270,11 +307,11 @@ class VllmMetrics:
     Labelled families are stored as {label value: value} with every value pre-created at 0.
     """
 
-    def __init__(self, max_model_len: int, created_unix: float):
+    def __init__(self, max_model_len: int, created_unix: float, generation: Generation = "v1"):
         self.max_model_len = max_model_len
         self.created_unix = created_unix
         self.bounds: dict[str, tuple[float, ...]] = {
-            f.key: f.bucket_bounds(max_model_len) for f in VLLM_FAMILIES if f.kind == "histogram"
+            f.key: f.bucket_bounds(max_model_len, generation) for f in VLLM_FAMILIES if f.kind == "histogram"
         }
         self.scalars: dict[str, float] = {}
         self.labelled: dict[str, dict[str, float]] = {}

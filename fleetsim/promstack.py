@@ -55,16 +55,18 @@ __all__ = [
 ]
 
 INSTALL_HINT = (
-    "install the Debian packages with `apt-get install prometheus prometheus-alertmanager` "
+    "install the Debian packages with `apt-get install prometheus prometheus-alertmanager victoria-metrics` "
     "(or run `make test`, which installs them)"
 )
-# prometheus_client >= 0.2x answers an OpenMetrics scrape that names no `escaping` (Prometheus 2.x) with
-# colons turned into underscores on sample lines (client_python #1177): `vllm:num_requests_running` arrives
-# as `vllm_num_requests_running`. Real vLLM serves /metrics through prometheus_client, so its scrape job needs
-# this rule to keep the names every dashboard and the planwatch catalog use.
+# prometheus_client >= 0.23.0 (client_python 831ed02, "UTF-8 Content Negotiation") answers an OpenMetrics 1.0
+# scrape that names no `escaping` (Prometheus 2.x's default Accept header) with colons turned into underscores
+# on sample lines only (`# TYPE` keeps them): `vllm:num_requests_running` arrives as `vllm_num_requests_running`.
+# Text-format scrapes (curl, Prometheus 3, which asks for escaping=allow-utf-8) keep them. Ray Serve exports
+# vLLM's metrics as `ray_vllm_*` (vLLM sanitises names for Ray) or `ray_vllm:*` (before that). One rule restores
+# the names every dashboard and the planwatch catalog use; it is a no-op on names that are already right.
 RESTORE_VLLM_COLONS: Mapping[str, Any] = {
     "source_labels": ["__name__"],
-    "regex": "vllm_(.+)",
+    "regex": "(?:ray_)?vllm[_:](.+)",
     "target_label": "__name__",
     "replacement": "vllm:$1",
 }
@@ -72,6 +74,7 @@ _ALTERNATIVES: Mapping[str, tuple[str, ...]] = {
     "prometheus": ("prometheus",),
     "promtool": ("promtool",),
     "alertmanager": ("alertmanager", "prometheus-alertmanager"),
+    "victoria-metrics": ("victoria-metrics", "victoria-metrics-prod"),
 }
 _PORT_ATTEMPTS = 5
 _STOP_GRACE_SECONDS = 10.0

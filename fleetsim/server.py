@@ -105,12 +105,9 @@ def fleet_targets(fleet: Fleet, address: str) -> list[dict[str, Any]]:
             }
         )
     groups.append({"targets": [address], "labels": {"job": "gateway", "__metrics_path__": "/gateway/metrics"}})
-    groups.append(
-        {
-            "targets": [address],
-            "labels": {"job": "kube-state-metrics", "__metrics_path__": "/kube-state-metrics/metrics"},
-        }
-    )
+    if fleet.options.kube_state_metrics:
+        ksm = {"job": "kube-state-metrics", "__metrics_path__": "/kube-state-metrics/metrics"}
+        groups.append({"targets": [address], "labels": ksm})
     return groups
 
 
@@ -124,7 +121,7 @@ def vllm_text(fleet: Fleet, pod_name: str) -> str:
         BLOCK_SIZE, pod.tier.kv_cache_dtype.value, pod.tier.gpu_memory_utilization, cfg.num_gpu_blocks, generation
     )
     name = pod.model.served_name or pod.tier.model
-    return render_vllm(pod.metrics, name, generation, info, pod.process_start)
+    return render_vllm(pod.metrics, name, generation, info, pod.process_start, fleet.options.multiprocess)
 
 
 def dcgm_text(fleet: Fleet, pod_name: str) -> str:
@@ -201,6 +198,8 @@ def create_app(fleet: Fleet, clock: SimClock, file_sd: FileSD | None, address: s
 
     @app.get("/kube-state-metrics/metrics")
     async def ksm_metrics() -> Response:
+        if not fleet.options.kube_state_metrics:
+            raise HTTPException(404, "this fleet runs without kube-state-metrics")
         return text(ksm_text(fleet))
 
     @app.get("/fleet")

@@ -25,12 +25,14 @@ from typing import Any, cast
 
 from monitor import queries as q
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
+from monitor.observe.caveats import absent_key_series, speculative_decoding
 from monitor.observe.collector import DemandHistory, SourceHealth
-from monitor.observe.fleet import FleetInputs, fleet_observation
+from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
+from monitor.queries.selector import Selector
 from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
 from monitor.units import parse_duration
@@ -90,7 +92,9 @@ _RECORDED: dict[str, Recorded] = {
     "demand_rate": Recorded(q.DEMAND_RATE),
     "peak_rate": Recorded(q.REQUEST_RATE, "max"),
     "average_rate": Recorded(q.REQUEST_RATE),
-    "prefix_hit_rate": Recorded(q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE),
+    "prefix_hit_rate": Recorded(
+        q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE, fallback=q.PREFIX_CACHE_HIT_RATE_V0
+    ),
     "kv_occupancy_mean": Recorded(q.KV_USAGE_MEAN),
     "kv_occupancy_max": Recorded(q.KV_USAGE_MAX, "max"),
     "preemption_rate": Recorded(q.PREEMPTION_RATE),
@@ -115,6 +119,8 @@ _NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_
 _PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p50", "ttft_p95", "ttft_p99",
                 "tpot_p50", "tpot_p95", "tpot_p99", "itl_p95", "queue_time_p95", "error_ratio",
                 "prefix_hit_rate")  # fmt: skip
+# Statistics of the long window's history: unknown where the history covers too little of it.
+_OVER_HISTORY = ("peak_rate", "average_rate")
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
 _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
 
@@ -122,12 +128,12 @@ Samples = list[tuple[dict[str, str], float]]
 
 
 def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h", probes: bool = True) -> int:
-    """Fixed per tier, whatever the replica count: instant fields, data age, one bucket vector per
+    """Fixed per tier, whatever the replica count: instant fields, data age, speculative decoding, one bucket vector per
     histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, the two
     request-rate histories of the fleet view, and (unless the recording rules are switched off) the two
     probes that tell whether the tier's recorded series are fresh and how far back they reach."""
     slo_windows = len({window, *burn_windows})
-    fixed = len(_FIELDS) + 1 + (len(_HISTOGRAMS) - 2) + 2 * slo_windows + len(burn_windows) + 2
+    fixed = len(_FIELDS) + 2 + (len(_HISTOGRAMS) - 2) + 2 * slo_windows + len(burn_windows) + 2
     return fixed + (2 if probes else 0)
 
 
@@ -156,6 +162,7 @@ class PrometheusCollector:
     workers: int = 8
     min_requests: int = 50
     recording_rules: bool = True  # read recorded `tier:*` series where they are present and fresh
+    min_history_share: float = MIN_HISTORY_SHARE  # long-window statistics need this share of the window
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
@@ -173,12 +180,14 @@ class PrometheusCollector:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
-        tiers = {t.name: self._observation(plan, t, values[t.name], now, window) for t in plan.tiers}
+        shares = {t.name: covered(rates["5m"][t.name]) for t in plan.tiers}
+        tiers = {t.name: self._observation(plan, t, values[t.name], now, window, shares[t.name]) for t in plan.tiers}
         prompt = {n: cast(Samples, v[("buckets", "prompt", window)]) for n, v in values.items()}
         output = {n: cast(Samples, v[("buckets", "output", window)]) for n, v in values.items()}
         queries = {"prompt": q.PROMPT_TOKENS_BUCKETS.template, "output": q.OUTPUT_TOKENS_BUCKETS.template,
                    "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
-        inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests)
+        inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
+                             self.min_history_share)  # fmt: skip
         return {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
 
     def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
@@ -210,6 +219,8 @@ class PrometheusCollector:
             expr = reading.expr(sel, over) if reading else query.for_tier(sel, window=over)
             jobs[("value", name)] = pool.submit(self._value, expr, over, now)
         jobs[("value", "data_age")] = pool.submit(self._value, q.DATA_AGE.for_tier(sel), "now", now)
+        spec = q.SPEC_DECODE_TOKENS_PER_STEP.for_tier(sel, window=window)
+        jobs[("value", "spec_decode_tokens_per_step")] = pool.submit(self._value, spec, window, now)
         for family, (buckets, _) in _HISTOGRAMS.items():
             windows = {window, *self.burn_windows} if family in ("ttft", "tpot") else {window}
             for w in windows:
@@ -273,26 +284,44 @@ class PrometheusCollector:
         return SourceHealth(h.reachable, h.url, h.reason, newest)
 
     def _observation(
-        self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str
+        self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str, share: float
     ) -> TierObservation:
         values = {key[1]: v for key, v in fetched.items() if key[0] == "value"}
         values.update(_quantiles(tier, fetched, window))
         values.update(_bad_fractions(plan, tier, fetched, self.burn_windows))
         age, up = values.pop("data_age"), values["replicas_up"]
+        spec = values.pop("spec_decode_tokens_per_step")
+        if not age.known and age.reason.startswith("no data"):
+            age = self._absent(tier, age, now)
+            values.update({k: age for k in ("replicas_up", "replicas_ready") if not values[k].known})
+        values = speculative_decoding(values, spec)
         requests = _requests_seen(cast(Samples, fetched[("buckets", "prompt", window)]), parse_duration(window))
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
         for key in _PER_REQUEST:
             gated[key] = self._enough(gated[key], requests, window)
-        if not gated["replicas_ready"].known and gated["replicas_up"].known:
+        for key in _OVER_HISTORY:
+            gated[key] = history_gate(gated[key], share, self.long_window, self.min_history_share)
+        no_ksm = not gated["replicas_ready"].known
+        if no_ksm and gated["replicas_up"].known:
             gated["replicas_ready"] = replace(gated["replicas_up"], reason="kube-state-metrics absent: replicas up")
         if gated["cold_start_p95"].value is None and "no data" in gated["cold_start_p95"].reason:
-            gated["cold_start_p95"] = replace(
-                gated["cold_start_p95"], reason=f"no replica started in {self.long_window}"
-            )
+            why = _NO_KSM if no_ksm else f"no replica started in {self.long_window}"
+            gated["cold_start_p95"] = replace(gated["cold_start_p95"], reason=why)
         bad = {k.removeprefix("bad:"): v for k, v in gated.items() if k.startswith("bad:")}
         fields = {k: v for k, v in gated.items() if not k.startswith("bad:")}
-        base = TierObservation(tier=tier.name, evaluated_at=now, window=window, bad_fraction=bad)
+        extra = {"spec_decode_tokens_per_step": spec} if spec.known else {}
+        buckets = {family: _bounds(cast(Samples, fetched[("buckets", family, window)])) for family in _TOKEN_FAMILIES}
+        base = TierObservation(tier=tier.name, evaluated_at=now, window=window, bad_fraction=bad, extra=extra,
+                               token_buckets={k: v for k, v in buckets.items() if v})  # fmt: skip
         return replace(base, **cast(dict[str, Any], fields))
+
+    def _absent(self, tier: Tier, age: Measurement, now: float) -> Measurement:
+        """Why a tier has no key series, naming the spellings that were found in its place, if any."""
+        names = self.source.instant(f"count by (__name__) ({{{_MISSPELT},{_selector(tier)}}})", at=now).samples
+        found = sorted(s.labels.get("__name__", "") for s in names)
+        hint = (f"found {', '.join(found)} instead: restore vLLM's names with the metric_relabel_configs rule in the "
+                "README (Pointing it at a real cluster)") if found else ""  # fmt: skip
+        return Measurement.unknown(absent_key_series(str(tier.label_selector), hint), age.query, age.window)
 
     def _enough(self, value: Measurement, requests: float | None, window: str) -> Measurement:
         """A per-request statistic from a handful of requests is noise: unknown below `min_requests`,
@@ -339,6 +368,23 @@ def _bad_fractions(
             unknown = Measurement.unknown(share.reason or "no observations", expr, w)
             out[f"bad:{family}:{w}"] = Measurement(share.fraction, expr, w) if share.fraction is not None else unknown
     return out
+
+
+# The key series as it reads when a scrape strips vLLM's colons (prometheus_client >= 0.23 under OpenMetrics)
+# or Ray Serve exports it (`ray_vllm_` since vLLM sanitises names for Ray, `ray_vllm:` before).
+_MISSPELT = '__name__=~"vllm_num_requests_running|ray_vllm[:_]num_requests_running"'
+_TOKEN_FAMILIES = ("prompt", "output")
+_NO_KSM = "no data: kube-state-metrics reports none of the tier's pods (kube_pod_created, kube_pod_status_ready_time)"
+
+
+def _selector(tier: Tier) -> str:
+    return ",".join(m.render() for m in Selector.of(tier.label_selector).matchers())
+
+
+def _bounds(samples: Samples) -> tuple[float, ...]:
+    """The finite bucket bounds the server exposes (every model of the tier), as histogram_quantile sees them."""
+    groups = buckets_by_group(samples)
+    return tuple(sorted({b.le for g in groups.values() for b in g if b.le != float("inf")}))
 
 
 def _requests_seen(bucket_samples: Sequence[tuple[Mapping[str, str], float]], window_seconds: float) -> float | None:

@@ -103,15 +103,18 @@ def fleet_drift(plan: Plan, obs: TierObservation) -> list[DriftRow]:
     w = plan.workload
     prompts = LogNormal.from_percentiles(w.prompt_tokens.p50, w.prompt_tokens.p95)
     outputs = LogNormal.from_percentiles(w.output_tokens.p50, w.output_tokens.p95)
-    bounds = _union_bounds(plan)
+    prompt_bounds, output_bounds = (
+        _exposed(obs, "prompt", _union_bounds(plan)),
+        _exposed(obs, "output", _union_bounds(plan)),
+    )
     checks: list[Check] = [
         _peak_check(w.arrival.peak_rps * w.calls_per_request, obs, w.calls_per_request),
         ("peak_to_average", w.arrival.peak_rps / w.arrival.average_rps, _weekly(obs.peak_to_average), "higher", "x",
          "highest 1-minute rate over the mean"),
-        _through_buckets("prompt_p50", prompts, w.prompt_tokens.p50, 0.5, obs.prompt_p50, bounds),
-        _through_buckets("prompt_p95", prompts, w.prompt_tokens.p95, 0.95, obs.prompt_p95, bounds),
-        _through_buckets("output_p50", outputs, w.output_tokens.p50, 0.5, obs.output_p50, bounds),
-        _through_buckets("output_p95", outputs, w.output_tokens.p95, 0.95, obs.output_p95, bounds),
+        _through_buckets("prompt_p50", prompts, w.prompt_tokens.p50, 0.5, obs.prompt_p50, prompt_bounds),
+        _through_buckets("prompt_p95", prompts, w.prompt_tokens.p95, 0.95, obs.prompt_p95, prompt_bounds),
+        _through_buckets("output_p50", outputs, w.output_tokens.p50, 0.5, obs.output_p50, output_bounds),
+        _through_buckets("output_p95", outputs, w.output_tokens.p95, 0.95, obs.output_p95, output_bounds),
         ("prefix_hit_rate", plan_prefix_hit_rate(plan), obs.prefix_hit_rate, "lower", "ratio",
          "hits / queries in tokens, weighted by prompt tokens"),
         ("calls_per_request", w.calls_per_request, obs.calls_per_request, "higher", "calls", "gateway"),
@@ -162,6 +165,12 @@ def _through_buckets(
     return (name, seen, observed, "higher", "tokens", f"plan {raw:,.0f} reads as {seen:,.0f} through vLLM's buckets")
 
 
+def _exposed(obs: TierObservation, family: str, planned: tuple[float, ...]) -> tuple[float, ...]:
+    """The bucket bounds the server exposes for `family` where the observation has them (another max_model_len
+    than the plan's, custom buckets), else the bounds the plan implies."""
+    return obs.token_buckets.get(family) or planned
+
+
 def _union_bounds(plan: Plan) -> tuple[float, ...]:
     """1-2-5 bounds are nested, so the tiers' union is the set of the longest max_model_len."""
     longest = max(t.max_model_len or plan.model_of(t).max_context for t in plan.tiers)
@@ -169,19 +178,21 @@ def _union_bounds(plan: Plan) -> tuple[float, ...]:
 
 
 def _length_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Check]:
-    """Prompt and output quantiles of the tier's band, the plan read through vLLM's 1-2-5 token buckets.
+    """Prompt and output quantiles of the tier's band, the plan read through the token buckets the server exposes
+    (vLLM's 1-2-5 buckets up to the tier's max_model_len where the observation does not say).
 
     histogram_quantile interpolates inside a bucket, so production that matches a plan of exactly 300
     output tokens reads as 485; the plan is pushed through the same buckets before the two are compared.
     """
     tier, wl = sizing.tier, sizing.workload
     prompts, outputs = tier_lengths(plan, tier)
-    bounds = build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context)
+    planned = build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context)
+    prompt_bounds, output_bounds = _exposed(obs, "prompt", planned), _exposed(obs, "output", planned)
     return [
-        _through_buckets("prompt_p50", prompts, wl.prompt_p50, 0.5, obs.prompt_p50, bounds),
-        _through_buckets("prompt_p95", prompts, wl.prompt_p95, 0.95, obs.prompt_p95, bounds),
-        _through_buckets("output_p50", outputs, wl.output_p50, 0.5, obs.output_p50, bounds),
-        _through_buckets("output_p95", outputs, wl.output_p95, 0.95, obs.output_p95, bounds),
+        _through_buckets("prompt_p50", prompts, wl.prompt_p50, 0.5, obs.prompt_p50, prompt_bounds),
+        _through_buckets("prompt_p95", prompts, wl.prompt_p95, 0.95, obs.prompt_p95, prompt_bounds),
+        _through_buckets("output_p50", outputs, wl.output_p50, 0.5, obs.output_p50, output_bounds),
+        _through_buckets("output_p95", outputs, wl.output_p95, 0.95, obs.output_p95, output_bounds),
     ]
 
 

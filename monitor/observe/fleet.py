@@ -16,9 +16,13 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET
 from monitor.units import parse_duration
 
-__all__ = ["FleetInputs", "fleet_observation"]
+__all__ = ["MIN_HISTORY_SHARE", "FleetInputs", "covered", "fleet_observation", "history_gate"]
 
 Samples = Sequence[tuple[Mapping[str, str], float]]
+
+# A statistic over a window (the week's peak and mean) is judged only when the history covers this share of
+# it: 2.5 minutes of a fresh Prometheus, or a tier deployed an hour ago, say nothing of a week's burstiness.
+MIN_HISTORY_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class FleetInputs:
     long_window: str
     queries: Mapping[str, str]
     min_requests: int = 50
+    min_history_share: float = MIN_HISTORY_SHARE
 
 
 def fleet_observation(
@@ -42,9 +47,9 @@ def fleet_observation(
         evaluated_at=now,
         window=window,
         request_rate=_sum(t.request_rate for t in tiers.values()),
-        peak_rate=_peak(inputs.rate_5m, inputs.long_window, inputs.queries.get("rate_5m", "")),
-        burst_peak_rate=_peak(inputs.rate_1m, inputs.long_window, inputs.queries.get("rate_1m", "")),
-        average_rate=_mean_of_sum(inputs.rate_5m, inputs.long_window, inputs.queries.get("rate_5m", "")),
+        peak_rate=_peak(inputs.rate_5m, inputs, inputs.queries.get("rate_5m", "")),
+        burst_peak_rate=_peak(inputs.rate_1m, inputs, inputs.queries.get("rate_1m", "")),
+        average_rate=_mean_of_sum(inputs.rate_5m, inputs, inputs.queries.get("rate_5m", "")),
         prompt_p50=_quantile(0.5, inputs.prompt_buckets, window, inputs.queries.get("prompt", ""), inputs.min_requests),
         prompt_p95=_quantile(
             0.95, inputs.prompt_buckets, window, inputs.queries.get("prompt", ""), inputs.min_requests
@@ -56,7 +61,17 @@ def fleet_observation(
         prefix_hit_rate=_weighted((t.prefix_hit_rate, t.prompt_tokens_rate) for t in tiers.values()),
         error_ratio=_weighted((t.error_ratio, t.request_rate) for t in tiers.values()),
         calls_per_request=_calls(tiers.values()),
+        token_buckets=_union_buckets(tiers.values()),
     )
+
+
+def _union_buckets(tiers: Iterable[TierObservation]) -> dict[str, tuple[float, ...]]:
+    """Every bound any tier exposes per token histogram: merged_quantile interpolates at their union."""
+    union: dict[str, set[float]] = {}
+    for t in tiers:
+        for family, bounds in t.token_buckets.items():
+            union.setdefault(family, set()).update(bounds)
+    return {family: tuple(sorted(bounds)) for family, bounds in union.items()}
 
 
 def _sum(values: Iterable[Measurement]) -> Measurement:
@@ -67,32 +82,57 @@ def _sum(values: Iterable[Measurement]) -> Measurement:
     return Measurement(sum(v for _, v in known), first.query, first.window, len(known))
 
 
-def _aligned_sum(series: Mapping[str, Sequence[float | None]]) -> list[float]:
-    """Sum over tiers at each step where at least one tier had data (a tier without data adds nothing)."""
+def _aligned_sum(series: Mapping[str, Sequence[float | None]]) -> tuple[list[float], int]:
+    """Sum over tiers at each step where at least one tier had data (a tier without data adds nothing), and
+    the number of steps of the window."""
     rows = [list(s) for s in series.values() if s]
     if not rows:
-        return []
+        return [], 0
     length = min(len(r) for r in rows)
     sums = []
     for i in range(length):
         values = [r[i] for r in rows if r[i] is not None]
         if values:
             sums.append(float(sum(v for v in values if v is not None)))
-    return sums
+    return sums, length
 
 
-def _peak(series: Mapping[str, Sequence[float | None]], window: str, query: str) -> Measurement:
-    sums = _aligned_sum(series)
+def covered(series: Sequence[float | None]) -> float:
+    """Share of a regular series' steps that hold a value: how much of its window the history covers."""
+    return sum(v is not None for v in series) / len(series) if series else 0.0
+
+
+def history_gate(value: Measurement, share: float, window: str, minimum: float = MIN_HISTORY_SHARE) -> Measurement:
+    """`value`, or unknown when the history covers less than `minimum` of `window` (`share` of it): then that is
+    the reason, whatever else is missing."""
+    if share >= minimum:
+        return value
+    seconds = share * parse_duration(window)
+    reason = (f"history covers {share:.1%} of {window} ({_span(seconds)}); a statistic over {window} is judged "
+              f"from {minimum:.0%} of it")  # fmt: skip
+    return Measurement.unknown(reason, value.query, value.window)
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 86_400:
+        return f"{seconds / 86_400:.1f} days"
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def _peak(series: Mapping[str, Sequence[float | None]], inputs: FleetInputs, query: str) -> Measurement:
+    sums, length = _aligned_sum(series)
     if not sums:
-        return Measurement.unknown("no request-rate history", query, window)
-    return Measurement(max(sums), query, window, len(sums))
+        return Measurement.unknown("no request-rate history", query, inputs.long_window)
+    value = Measurement(max(sums), query, inputs.long_window, len(sums))
+    return history_gate(value, len(sums) / length, inputs.long_window, inputs.min_history_share)
 
 
-def _mean_of_sum(series: Mapping[str, Sequence[float | None]], window: str, query: str) -> Measurement:
-    sums = _aligned_sum(series)
+def _mean_of_sum(series: Mapping[str, Sequence[float | None]], inputs: FleetInputs, query: str) -> Measurement:
+    sums, length = _aligned_sum(series)
     if not sums:
-        return Measurement.unknown("no request-rate history", query, window)
-    return Measurement(sum(sums) / len(sums), query, window, len(sums))
+        return Measurement.unknown("no request-rate history", query, inputs.long_window)
+    value = Measurement(sum(sums) / len(sums), query, inputs.long_window, len(sums))
+    return history_gate(value, len(sums) / length, inputs.long_window, inputs.min_history_share)
 
 
 def _quantile(q: float, samples: Mapping[str, Samples], window: str, query: str, min_requests: int) -> Measurement:

@@ -95,6 +95,9 @@ class TierObservation:
     # Share of requests breaking each SLO per burn window, keyed "ttft:1h", "tpot:5m", "errors:6h".
     bad_fraction: dict[str, Measurement] = field(default_factory=dict)
     extra: dict[str, Measurement] = field(default_factory=dict)
+    # Finite `le` bounds the server exposes per token histogram ("prompt", "output"): the plan is read through
+    # these, not through the bounds its own max_model_len would give (custom buckets, another max_model_len).
+    token_buckets: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def peak_to_average(self) -> Measurement:

@@ -19,6 +19,7 @@ from monitor.queries.engine import (
     KV_USAGE_MAX,
     KV_USAGE_MEAN,
     PREEMPTION_RATE,
+    PREFIX_CACHE_HIT_RATE_V0,
     PREFIX_CACHE_HIT_RATIO,
     PREFIX_CACHE_HITS_RATE,
     PREFIX_CACHE_QUERIES_RATE,
@@ -26,6 +27,7 @@ from monitor.queries.engine import (
     REPLICAS_READY,
     REPLICAS_UP,
     RUNNING,
+    SPEC_DECODE_TOKENS_PER_STEP,
     WAITING,
 )
 from monitor.queries.gpu import (
@@ -113,6 +115,7 @@ __all__ = [
     "PEAK_REQUEST_RATE",
     "PREEMPTION_RATE",
     "PREFIX_CACHE_HITS_RATE",
+    "PREFIX_CACHE_HIT_RATE_V0",
     "PREFIX_CACHE_HIT_RATIO",
     "PREFIX_CACHE_QUERIES_RATE",
     "PROMPT_TOKENS_BUCKETS",
@@ -129,6 +132,7 @@ __all__ = [
     "REQUEST_RATE_1M",
     "REQUEST_RATE_PER_REPLICA",
     "RUNNING",
+    "SPEC_DECODE_TOKENS_PER_STEP",
     "TPOT_BUCKETS",
     "TPOT_P50",
     "TPOT_P95",

@@ -15,8 +15,10 @@ __all__ = [
     "dcgm",
     "dcgm_join",
     "histogram_quantile",
+    "ksm",
     "pod_tier",
     "rate_either",
+    "unexport",
     "zero_if_known",
 ]
 
@@ -47,13 +49,24 @@ def pod_tier() -> str:
     return 'group by ({by:namespace,pod}) (last_over_time(vllm:num_requests_running{vsel:pod!=""}[{window}]))'
 
 
-def dcgm(expr: str) -> str:
-    """dcgm-exporter labels made uniform: `exported_pod`/`exported_namespace` (a scrape with honor_labels
-    false renames the exporter's own pod labels) become `pod`/`namespace`, and `Hostname` (before
-    dcgm-exporter #655) becomes `hostname`. A label that is absent leaves the series unchanged."""
+def unexport(expr: str) -> str:
+    """`exported_pod`/`exported_namespace` made `pod`/`namespace` again. An exporter that reports other pods
+    (dcgm-exporter, kube-state-metrics) scraped with honor_labels false has its own `pod`/`namespace`
+    labels renamed by Prometheus, and the target's (the exporter's own pod) put in their place; the join
+    to the tier needs the workload's. A series without the exported labels is left as it is."""
     expr = f'label_replace({expr}, "pod", "$1", "exported_pod", "(.+)")'
-    expr = f'label_replace({expr}, "namespace", "$1", "exported_namespace", "(.+)")'
-    return f'label_replace({expr}, "hostname", "$1", "Hostname", "(.+)")'
+    return f'label_replace({expr}, "namespace", "$1", "exported_namespace", "(.+)")'
+
+
+def ksm(expr: str) -> str:
+    """kube-state-metrics series with the workload's `namespace`/`pod` (see `unexport`)."""
+    return unexport(expr)
+
+
+def dcgm(expr: str) -> str:
+    """dcgm-exporter labels made uniform: the workload's `pod`/`namespace` (`unexport`), and `Hostname`
+    (before dcgm-exporter #655) becomes `hostname`. A label that is absent leaves the series unchanged."""
+    return f'label_replace({unexport(expr)}, "hostname", "$1", "Hostname", "(.+)")'
 
 
 def dcgm_join(expr: str) -> str:

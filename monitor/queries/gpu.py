@@ -6,6 +6,13 @@ to tiers through `fragments.pod_tier()`. Units as exported: GPU_UTIL is a percen
 are ratios (0-1), FB_* are MiB, power is W. `DCGM_FI_DEV_XID_ERRORS` holds the *last* XID code, not a count,
 so "a GPU had an XID" is `changes(...) > 0`. dcgm-exporter samples every 30 s by default: use windows of a
 minute or more.
+
+MIG: every slice is a series of its own (labels `GPU_I_ID`, `GPU_I_PROFILE`), and a pod given a slice sees that
+series only. Slices report no GPU_UTIL, so utilization there is `DCGM_FI_PROF_GR_ENGINE_ACTIVE` x 100 (the same
+share of time the graphics engine is busy, finer grained) and devices are counted from whichever of the two
+fields they report; H100 slices report no framebuffer fields either, so memory is judged on the devices that
+report FB_USED/FB_FREE and is "no data" on a tier of such slices only. Device-level fields a slice repeats
+(power) are the whole GPU's.
 """
 
 from __future__ import annotations
@@ -29,9 +36,13 @@ def _avg(field: str) -> str:
     return f"avg by ({{by}}) ({dcgm_join(f'avg_over_time({field}[{{window}}])')})"
 
 
+# Per device, GPU_UTIL where it is reported, else (MIG slices) the graphics engine's active ratio in percent.
+_UTIL = ("avg_over_time(DCGM_FI_DEV_GPU_UTIL[{window}])"
+         " or 100 * avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[{window}])")  # fmt: skip
 GPU_UTIL_MEAN = Query(
-    "DCGM_FI_DEV_GPU_UTIL", "mean", _avg("DCGM_FI_DEV_GPU_UTIL"), "percent",
-    "Mean GPU utilization of the tier's GPUs, 0-100 (coarse: share of time a kernel ran).",
+    "DCGM_FI_DEV_GPU_UTIL", "mean", f"avg by ({{by}}) ({dcgm_join(f'({_UTIL})')})", "percent",
+    "Mean GPU utilization of the tier's GPUs, 0-100 (coarse: share of time a kernel ran); on MIG slices, which "
+    "report no GPU_UTIL, 100 x DCGM_FI_PROF_GR_ENGINE_ACTIVE.",
 )  # fmt: skip
 DRAM_ACTIVE_MEAN = Query(
     "DCGM_FI_PROF_DRAM_ACTIVE", "mean", _avg("DCGM_FI_PROF_DRAM_ACTIVE"), "ratio",
@@ -50,10 +61,14 @@ GPU_MEMORY_USED_RATIO = Query(
     "Highest framebuffer share in use, FB_USED / (FB_USED + FB_FREE), of any GPU of the tier (FB_RESERVED, "
     "exported since dcgm-exporter 4.3.1, is left out of the denominator so older exporters compare).",
 )  # fmt: skip
-_GPUS = dcgm_join("last_over_time(DCGM_FI_DEV_GPU_UTIL[{window}])")
+# max_over_time, not last_over_time: the latter keeps the metric name, and a GPU reporting both fields would
+# then be two series.
+_GPUS = dcgm_join(
+    "(max_over_time(DCGM_FI_DEV_GPU_UTIL[{window}]) or max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[{window}]))"
+)
 GPU_COUNT = Query(
     "DCGM_FI_DEV_GPU_UTIL", "gpus", f"count by ({{by}}) ({_GPUS})", "GPUs",
-    "GPUs allocated to the tier's pods that reported in the window.",
+    "GPUs allocated to the tier's pods that reported in the window; a MIG slice counts as one device.",
 )  # fmt: skip
 XID_GPUS = Query(
     "DCGM_FI_DEV_XID_ERRORS", "gpus_changed",

@@ -1,7 +1,8 @@
 """Latency SLO inputs: TTFT, time per output token, queue time, and bucket vectors for threshold checks.
 
-TPOT is the per-token histogram: `vllm:inter_token_latency_seconds` (vLLM >= 0.11) or, before it and until
-0.15, `vllm:time_per_output_token_seconds`; both are observed once per output token after the first and
+ITL is `vllm:inter_token_latency_seconds` (vLLM >= 0.11) or, before it and until 0.15,
+`vllm:time_per_output_token_seconds`: both are observed once per output a request streams after its first
+(one per token, except under speculative decoding, where an output carries every token a step accepted) and
 share bucket bounds, so one may stand in for the other. `vllm:request_time_per_output_token_seconds` is a
 per-*request* mean (one observation per request) and is deliberately not used as a fallback.
 
@@ -40,7 +41,15 @@ _QUEUE = "rate(vllm:request_queue_time_seconds_bucket{vsel}[{window}])"
 # TPOT as SLOs mean it: one value per request, (e2e - TTFT) / (output tokens - 1). vLLM records it since
 # #24015 (2025-09); on older engines the per-token ITL stands in, series by series, and its tail is heavier
 # (a step that carries a prefill chunk delays every token in it), so the fallback errs on the safe side.
-_TPOT = "rate(vllm:request_time_per_output_token_seconds_bucket{vsel}[{window}]) or " + _ITL
+# Not under speculative decoding: vLLM observes ITL once per output a request streams
+# (IterationStats.update_from_output in vllm/v1/metrics/stats.py), and a speculative step streams
+# 1 + accepted draft tokens at once, so there ITL is the time per step. An engine exporting the spec-decode
+# counters without the per-request histogram has no TPOT: unknown, not a multiple of it.
+_SPEC_DECODING = "group by (job, instance, pod) (vllm:spec_decode_num_draft_tokens_total{vsel})"
+_TPOT = (
+    "rate(vllm:request_time_per_output_token_seconds_bucket{vsel}[{window}])"
+    f" or (({_ITL}) unless on (job, instance, pod) {_SPEC_DECODING})"
+)
 _PER_MODEL = ("model_name",)
 
 

@@ -37,11 +37,13 @@ PRESENCE = REPLICAS_UP
 
 @dataclass(frozen=True)
 class Recorded:
-    """How one observation is read from recorded series: `query` (over `how`), divided by `per` if set."""
+    """How one observation is read from recorded series: `query` (over `how`), divided by `per` if set; where
+    that finds nothing, the unrecorded `fallback` query read raw (a signal only some engine generations have)."""
 
     query: Query
     how: How = "avg"
     per: Query | None = None
+    fallback: Query | None = None
 
     def __post_init__(self) -> None:
         for q in (self.query, self.per):
@@ -52,7 +54,8 @@ class Recorded:
         """The PromQL that reads this observation for one tier over `window`."""
         validate_duration(window)
         head = _over(self.query, selector, window, self.how)
-        return head if self.per is None else f"{head} / {_over(self.per, selector, window, self.how)}"
+        expr = head if self.per is None else f"{head} / {_over(self.per, selector, window, self.how)}"
+        return expr if self.fallback is None else f"({expr}) or {self.fallback.for_tier(selector, window=window)}"
 
 
 def _over(query: Query, selector: Selector | Mapping[str, str], window: str, how: How) -> str:

@@ -133,12 +133,12 @@ GENERATION_TOKENS_RATE = Query(
 )  # fmt: skip
 GENERATION_TOKENS_PER_REPLICA = Query(
     "vllm_generation_tokens_per_replica", "rate",
-    "avg by ({by}) (sum by ({by:job,instance,pod}) (rate(vllm:generation_tokens_total{vsel}[{window}])))",
+    "avg by ({by}) (sum by ({by:job,instance,pod,ReplicaId}) (rate(vllm:generation_tokens_total{vsel}[{window}])))",
     "tokens/s", "Output tokens per second per replica (job, instance, pod); its engines are summed.",
 )  # fmt: skip
 REQUEST_RATE_PER_REPLICA = Query(
     "vllm_request_success_per_replica", "rate",
-    "avg by ({by}) (sum by ({by:job,instance,pod}) (rate(vllm:request_success_total{vsel}[{window}])))",
+    "avg by ({by}) (sum by ({by:job,instance,pod,ReplicaId}) (rate(vllm:request_success_total{vsel}[{window}])))",
     "requests/s",
     "Finished requests per second per replica (job, instance, pod), every finished_reason; its engines are "
     "summed. The load one replica carries, to hold against the plan's sized requests/s per replica.",

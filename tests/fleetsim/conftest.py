@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess, ScrapeJob
+from fleetsim.victoria import VictoriaMetricsProcess
 from tests.harness.stack import require_binaries, wait_for
 
 from .helpers import START, tiny_plan
@@ -55,9 +56,12 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def serve_and_scrape(work: Path, generation: str) -> Iterator[LiveFleet]:
-    """`fleetsim serve` (the tiny plan at 5 req/s, --speed 10) and a Prometheus scraping its file_sd."""
-    require_binaries("prometheus")
+def serve_and_scrape(
+    work: Path, generation: str, backend: str = "prometheus", extra: tuple[str, ...] = ()
+) -> Iterator[LiveFleet]:
+    """`fleetsim serve` (the tiny plan at 5 req/s, --speed 10, `extra` flags) and a Prometheus (or, with
+    `backend="victoria-metrics"`, a VictoriaMetrics) scraping its file_sd."""
+    require_binaries("victoria-metrics" if backend == "victoria-metrics" else "prometheus")
     plan = work / "plan.yaml"
     plan.write_text(yaml.safe_dump(tiny_plan_data()))
     file_sd = work / "targets.json"
@@ -66,15 +70,16 @@ def serve_and_scrape(work: Path, generation: str) -> Iterator[LiveFleet]:
     fleetsim = subprocess.Popen(
         [sys.executable, "-m", "fleetsim.cli", "serve", str(plan), "--listen", "127.0.0.1:0", "--file-sd",
          str(file_sd), "--speed", str(SPEED), "--start", str(START), "--dcgm-interval", "5", "--seed", "4",
-         "--vllm-generation", generation],
+         "--vllm-generation", generation, *extra],
         stdout=subprocess.DEVNULL, stderr=log, env=env,
     )  # fmt: skip
     try:
         wait_for(file_sd.exists, 30, "fleetsim's file_sd")
         address = json.loads(file_sd.read_text())[0]["targets"][0]
         config = PrometheusConfig(jobs=(ScrapeJob("fleetsim", file_sd=(file_sd,)),), scrape_interval="1s")
+        server = VictoriaMetricsProcess if backend == "victoria-metrics" else PrometheusProcess
         with (
-            PrometheusProcess.start(config, workdir=work / "prometheus") as prometheus,
+            server.start(config, workdir=work / backend) as prometheus,
             httpx.Client(base_url=prometheus.url, timeout=10) as client,
         ):
             yield LiveFleet(address, file_sd, client, SPEED)

@@ -28,8 +28,12 @@ from fleetsim.promstack import (
     find_binary,
 )
 from fleetsim.tsdb import write_blocks
+from fleetsim.victoria import VictoriaMetricsProcess
 
-__all__ = ["Stack", "api_query", "require_binaries", "wait_for"]
+__all__ = ["BACKENDS", "Stack", "api_query", "require_binaries", "wait_for"]
+
+# The query backends integration tests run against: a test parametrized over them meets both engines.
+BACKENDS = ("prometheus", "victoria-metrics")
 
 
 def require_binaries(*names: str) -> None:
@@ -83,6 +87,36 @@ class Stack:
             pytest.fail(str(exc), pytrace=False)
         self._procs.append(proc)
         return proc
+
+    def victoria_metrics(
+        self,
+        jobs: Sequence[ScrapeJob] = (),
+        *,
+        targets: Sequence[str] = (),
+        file_sd: Sequence[Path] = (),
+        openmetrics: str | Iterable[str] | None = None,
+        **config: Any,
+    ) -> VictoriaMetricsProcess:
+        """A ready VictoriaMetrics scraping `jobs` (as `prometheus()` does); `openmetrics` is imported first."""
+        require_binaries("victoria-metrics")
+        jobs = list(jobs)
+        if targets or file_sd:
+            jobs.append(ScrapeJob("test", targets=tuple(targets), file_sd=tuple(file_sd)))
+        cfg = PrometheusConfig(jobs=tuple(jobs), **config)
+        try:
+            proc = VictoriaMetricsProcess.start(cfg, workdir=self._dir("victoria-metrics"))
+        except BinaryNotFound as exc:
+            pytest.fail(str(exc), pytrace=False)
+        self._procs.append(proc)
+        if openmetrics is not None:
+            proc.import_openmetrics(openmetrics)
+        return proc
+
+    def backend(self, kind: str, jobs: Sequence[ScrapeJob] = (), **kwargs: Any) -> ManagedProcess:
+        """A Prometheus or a VictoriaMetrics (`kind` from BACKENDS) with the same scrape jobs and history."""
+        if kind == "victoria-metrics":
+            return self.victoria_metrics(jobs, **kwargs)
+        return self.prometheus(jobs, **kwargs)
 
     def alertmanager(self, config: AlertmanagerConfig | None = None) -> AlertmanagerProcess:
         require_binaries()

@@ -1,4 +1,4 @@
-"""One Prometheus serving `fleet_history` for the whole catalog test module (backfill takes a few seconds)."""
+"""One Prometheus, then one VictoriaMetrics, serving `fleet_history` for the catalog tests."""
 
 from __future__ import annotations
 
@@ -7,15 +7,18 @@ from collections.abc import Iterator
 import pytest
 
 from monitor.source import HttpPrometheusSource, SourceSettings
-from tests.harness.stack import Stack
+from tests.harness.stack import BACKENDS, Stack
 from tests.queries import fleet_history
 
 
-@pytest.fixture(scope="package")
-def fleet_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpPrometheusSource]:
+@pytest.fixture(scope="package", params=BACKENDS)
+def fleet_source(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[HttpPrometheusSource]:
+    """The history served by each query backend in turn: the catalog must read the same answers from both."""
     stack = Stack(tmp_path_factory.mktemp("fleet"))
     try:
-        prom = stack.prometheus(openmetrics=fleet_history.build())
+        prom = stack.backend(request.param, openmetrics=fleet_history.build())
         with HttpPrometheusSource(SourceSettings(url=prom.url, retries=0)) as source:
             yield source
     finally:

@@ -10,7 +10,10 @@ Tiers (label `tier`, plus the target labels job/instance/namespace/pod a Kuberne
 - d: a fleet mid-upgrade, one replica on new names and one on old: both must count.
 - e: traffic stopped: histograms and counters flat, so quantiles and ratios are NaN.
 - f: two replicas behind one listener (one instance, two metrics paths, as fleetsim serves them): the pod
-  label tells them apart.
+  label tells them apart; kube-state-metrics reports its pods as `exported_pod` (honor_labels false).
+- g: speculative decoding; one replica without the per-request TPOT histogram.
+- r: Ray Serve, two replicas behind one node's metrics agent (ReplicaId).
+Tiers b-e and g have no kube-state-metrics series at all.
 """
 
 from __future__ import annotations
@@ -103,6 +106,11 @@ def _kube(h: History) -> None:
             _step_at(1.0, ready_now, END - 600),
             start=max(START, created),
         )
+    # Tier f's pods through a scrape with honor_labels false: the workload's labels arrive as exported_*.
+    scraped = {"job": "kube-state-metrics", "instance": "10.0.0.9:8080", "namespace": "monitoring", "pod": "ksm-7c9"}
+    for pod, ready_now in (("f-0", 1.0), ("f-1", 0.0)):
+        exported = scraped | {"exported_namespace": "llm", "exported_pod": pod, "uid": f"uid-{pod}"}
+        h.gauge("kube_pod_status_ready", exported | {"condition": "true"}, ready_now)
 
 
 def _step_at(before: float, after: float, at: float) -> Callable[[float], float]:
@@ -131,6 +139,23 @@ def _dcgm(h: History) -> None:
         h.gauge("DCGM_FI_DEV_XID_ERRORS", labels, _step_at(0.0, xid, END - 100))
 
 
+def _mig(h: History) -> None:
+    """MIG: d-0 holds two H100 slices (no GPU_UTIL, no framebuffer fields), d-1 a whole GPU reporting both
+    GPU_UTIL and GR_ENGINE_ACTIVE; c-0 holds one slice only."""
+    base = {"job": "dcgm", "modelName": "NVIDIA H100 80GB HBM3", "DCGM_FI_DRIVER_VERSION": "570.86",
+            "namespace": "llm", "Hostname": "node4"}  # fmt: skip
+    for gi, active, pod in (("1", 0.3, "d-0"), ("2", 0.5, "d-0"), ("3", 0.2, "c-0")):
+        labels = base | {"instance": "node4:9400", "gpu": "0", "GPU_I_ID": gi, "GPU_I_PROFILE": "3g.40gb",
+                         "device": "nvidia0", "pod": pod}  # fmt: skip
+        h.gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", labels, active)
+        h.gauge("DCGM_FI_DEV_POWER_USAGE", labels, 350)
+    whole = base | {"instance": "node4:9400", "gpu": "1", "device": "nvidia1", "pod": "d-1"}
+    h.gauge("DCGM_FI_DEV_GPU_UTIL", whole, 90)
+    h.gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", whole, 0.85)
+    h.gauge("DCGM_FI_DEV_FB_USED", whole, 40000)
+    h.gauge("DCGM_FI_DEV_FB_FREE", whole, 40000)
+
+
 def _tier_b(h: History) -> None:
     """vLLM V0: no engine label, old names; b-1 stops answering 90 s before the end."""
     b0, b1 = _target("b", "b-0", MODEL_B, engine=False), _target("b", "b-1", MODEL_B, engine=False)
@@ -138,6 +163,7 @@ def _tier_b(h: History) -> None:
     h.gauge("vllm:num_requests_running", b0, 3)
     h.gauge("vllm:num_requests_running", b1, 5, end=END - 120)
     h.gauge("vllm:gpu_cache_usage_perc", b0, 0.25)
+    h.gauge("vllm:gpu_prefix_cache_hit_rate", b0, 0.4)  # V0: a lifetime hit-rate gauge, no counters
     h.histogram("vllm:time_per_output_token_seconds", b0, _rates(ITL_BUCKETS, le_0_05=10, le_0_1=10))
     _up(h, b0)
     _up(h, b1, down_from=END - 90)
@@ -176,6 +202,7 @@ def _tier_e(h: History) -> None:
     h.histogram("vllm:time_to_first_token_seconds", e0, _rates(TTFT_BUCKETS))
     h.counter("vllm:request_success", e0 | {"finished_reason": "stop"}, 0.0)
     h.gauge("vllm:num_requests_running", e0, 0)
+    h.gauge("vllm:gpu_prefix_cache_hit_rate", e0, -1.0)  # V0 with prefix caching off
     _up(h, e0)
 
 
@@ -185,6 +212,29 @@ def _tier_f(h: History) -> None:
         h.gauge("vllm:num_requests_running", t, running)
         h.counter("vllm:generation_tokens", t, tokens)
         _up(h, t)
+
+
+def _tier_g(h: History) -> None:
+    """Speculative decoding: g-0 predates the per-request TPOT histogram (ITL only), g-1 has it."""
+    g0, g1 = _target("g", "g-0", MODEL_A), _target("g", "g-1", MODEL_A)
+    for t, accepted, drafts in ((g0, 4.0, 2.0), (g1, 2.0, 1.0)):
+        h.counter("vllm:spec_decode_num_accepted_tokens", t, accepted)
+        h.counter("vllm:spec_decode_num_drafts", t, drafts)
+        h.counter("vllm:spec_decode_num_draft_tokens", t, 3 * drafts)
+        h.histogram("vllm:inter_token_latency_seconds", t, _rates(ITL_BUCKETS, le_0_1=10))
+        h.gauge("vllm:num_requests_running", t, 1)
+        _up(h, t)
+    h.histogram("vllm:request_time_per_output_token_seconds", g1, _rates(ITL_BUCKETS, le_0_05=10))
+
+
+def _tier_r(h: History) -> None:
+    """Ray Serve: one node's metrics agent exports two replicas, told apart by ReplicaId (names as the
+    RESTORE_VLLM_COLONS scrape rule leaves them)."""
+    node = {"job": "ray", "instance": "10.0.0.5:8080", "namespace": "llm", "pod": "ray-worker-0", "tier": "r",
+            "model_name": MODEL_A, "engine": "0"}  # fmt: skip
+    for replica, running in (("r1", 3.0), ("r2", 5.0)):
+        h.gauge("vllm:num_requests_running", node | {"ReplicaId": replica, "WorkerId": f"w-{replica}"}, running)
+    _up(h, node)
 
 
 def hostile_tiers() -> dict[str, float]:
@@ -205,11 +255,14 @@ def build() -> str:
     _tier_a(h)
     _kube(h)
     _dcgm(h)
+    _mig(h)
     _tier_b(h)
     _tier_c(h)
     _tier_d(h)
     _tier_e(h)
     _tier_f(h)
+    _tier_g(h)
+    _tier_r(h)
     for i, (tier, running) in enumerate(hostile_tiers().items()):
         h.gauge("vllm:num_requests_running", _target(tier, f"h-{i}", MODEL_B), running)
     return h.text()

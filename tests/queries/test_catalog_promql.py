@@ -14,7 +14,7 @@ from tests.queries.fleet_history import END, MODEL_A, hostile_tiers
 
 pytestmark = pytest.mark.integration
 
-A, B, C, D, E, F = ({"tier": t} for t in "abcdef")
+A, B, C, D, E, F, G, R = ({"tier": t} for t in "abcdefgr")
 
 
 def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str], at: float = END) -> float:
@@ -51,6 +51,7 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.REPLICAS_UP, A, 3.0, id="every replica of tier a is up"),
         pytest.param(q.REPLICAS_DOWN, A, 0.0, id="no replica down reads 0 for a tier that exists"),
         pytest.param(q.REPLICAS_READY, A, 2.0, id="ready pods come from kube-state-metrics"),
+        pytest.param(q.REPLICAS_READY, F, 1.0, id="ready pods join through exported_pod when KSM labels were renamed"),
         pytest.param(q.COLD_START_P95, A, 490.0, id="cold start p95 of pods created within the hour"),
         pytest.param(q.GPU_UTIL_MEAN, A, 70.0, id="GPU util joins both dcgm pod spellings, idle GPUs left out"),
         pytest.param(q.DRAM_ACTIVE_MEAN, A, 0.5, id="DRAM activity mean over the tier's GPUs"),
@@ -62,13 +63,25 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.ITL_P50, B, 0.05, id="V0's time_per_output_token stands in for inter_token_latency"),
         pytest.param(q.KV_USAGE_MEAN, B, 0.25, id="V0's gpu_cache_usage_perc stands in for kv_cache_usage_perc"),
         pytest.param(q.REPLICAS_UP, B, 1.0, id="a replica whose scrape fails is not up"),
+        pytest.param(q.PREFIX_CACHE_HIT_RATIO, B, 0.4, id="V0 has no prefix counters: its hit-rate gauge, averaged"),
         pytest.param(q.REPLICAS_DOWN, B, 1.0, id="a replica seen in the window and failing now is down"),
         pytest.param(q.KV_USAGE_MEAN, C, 0.7, id="a target exporting both KV names counts the new one once"),
         pytest.param(q.PREFIX_CACHE_HIT_RATIO, C, 0.6, id="both prefix-cache generations on one target: new only"),
         pytest.param(q.ITL_P50, C, 0.0375, id="both ITL generations on one target: buckets not added up"),
         pytest.param(q.KV_USAGE_MEAN, D, 0.4, id="a mixed-generation tier averages old and new replicas"),
         pytest.param(q.ITL_P50, D, 0.05, id="a mixed-generation tier merges old and new buckets"),
+        pytest.param(q.GPU_COUNT, D, 3.0, id="MIG slices count as devices, a GPU reporting two fields once"),
+        pytest.param(q.GPU_UTIL_MEAN, D, (30 + 50 + 90) / 3, id="MIG slices' utilization is GR_ENGINE_ACTIVE x 100"),
+        pytest.param(q.GPU_MEMORY_USED_RATIO, D, 0.5, id="memory is judged on the devices that report framebuffer"),
+        pytest.param(q.GPU_COUNT, C, 1.0, id="a tier on one MIG slice has one device"),
+        pytest.param(q.GPU_UTIL_MEAN, C, 20.0, id="a tier on MIG slices only still has a utilization"),
+        pytest.param(q.SPEC_DECODE_TOKENS_PER_STEP, G, 3.0, id="speculative decoding emits 1 + accepted per draft"),
+        pytest.param(q.TPOT_P50, G, 0.0375, id="under speculative decoding only per-request TPOT counts as TPOT"),
+        pytest.param(q.ITL_P50, G, 0.0875, id="the ITL histogram is still read as it is (once per output)"),
+        pytest.param(q.TPOT_P50, A, 0.025, id="without speculative decoding ITL stands in for per-request TPOT"),
         pytest.param(q.REPLICAS_UP, F, 2.0, id="replicas sharing one listener are told apart by pod"),
+        pytest.param(q.REPLICAS_UP, R, 2.0, id="Ray Serve replicas behind one metrics agent are told apart"),
+        pytest.param(q.BATCH_PER_REPLICA, R, 4.0, id="batch per Ray Serve replica"),
         pytest.param(q.BATCH_PER_REPLICA, F, 5.0, id="batch per replica with replicas sharing a listener"),
         pytest.param(q.GENERATION_TOKENS_PER_REPLICA, F, 20.0, id="tokens per replica sharing a listener"),
     ],
@@ -105,14 +118,32 @@ def test_recording_rendering_gives_every_tier_its_own_series(fleet_source: HttpP
     # b-1 stopped 120 s before the end: a live scrape failure writes a staleness marker, a backfill cannot, so
     # its last value stays visible for the 5-minute lookback (DATA_AGE is how planwatch notices such series).
     assert {k: by_tier[k] for k in "abcdef"} == {"a": 18.0, "b": 3.0 + 5.0, "c": 1.0, "d": 2.0, "e": 0.0, "f": 10.0}
-    assert set(by_tier) == set("abcdef") | set(hostile_tiers())
+    assert set(by_tier) == set("abcdefgr") | set(hostile_tiers())
 
 
 def test_a_quantile_over_no_traffic_is_unknown_not_zero(fleet_source: HttpPrometheusSource) -> None:
     for query in (q.TTFT_P95, q.ERROR_RATIO):
         m = measurement(fleet_source.instant(query.for_tier(E), END))
         assert m.value is None
-        assert "NaN" in m.reason
+        # Prometheus returns NaN; VictoriaMetrics drops NaN results, so the series is absent: unknown either way.
+        assert "NaN" in m.reason or m.reason == "no data: the query matched no series"
+
+
+@pytest.mark.parametrize(
+    ("query", "selector"),
+    [
+        pytest.param(q.REPLICAS_READY, B, id="ready replicas are no data, not 0, without kube-state-metrics"),
+        pytest.param(q.COLD_START_P95, B, id="cold start is no data without kube-state-metrics"),
+        pytest.param(
+            q.GPU_MEMORY_USED_RATIO, C, id="memory is no data on H100 MIG slices, which report no framebuffer"
+        ),
+    ],
+)
+def test_what_an_exporter_does_not_report_is_no_data(
+    fleet_source: HttpPrometheusSource, query: Query, selector: Mapping[str, str]
+) -> None:
+    m = measurement(fleet_source.instant(query.for_tier(selector), END))
+    assert (m.value, m.reason) == (None, "no data: the query matched no series")
 
 
 def test_a_selector_matching_nothing_is_unknown_not_zero(fleet_source: HttpPrometheusSource) -> None:
