@@ -76,7 +76,7 @@ class Grid:
 
     def history(self, origin: int) -> Series:
         """What a forecaster at `origin` has: the samples before it, gaps left out as Prometheus would."""
-        stamps = self.start_s + self.step_seconds * np.arange(origin)
+        stamps = self.start_s + self.step_seconds * np.arange(origin, dtype=np.float64)
         keep = np.isfinite(self.observed[:origin])
         return Series(stamps[keep], self.observed[:origin][keep], self.name)
 
@@ -225,10 +225,11 @@ def main() -> None:
     parser.add_argument("--every-hours", type=float, default=2.0, help="hours between rolling origins")
     parser.add_argument("--step-seconds", type=float, default=None, help="average into this step first")
     parser.add_argument("--series", nargs="*", default=None, help="servegen, nab_elb (default both)")
+    parser.add_argument("--models", nargs="*", default=None, help="candidate model labels (default: by history)")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
 
-    settings = ForecastSettings(horizon_seconds=DAY)
+    settings = ForecastSettings(horizon_seconds=DAY, models=tuple(args.models) if args.models else None)
     grids = {name: on_grid(series, args.step_seconds) for name, series in load_series(args.traces).items()}
     for name, grid in grids.items():
         if args.series and name not in args.series:

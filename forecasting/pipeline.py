@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from forecasting.backtest import BacktestReport, BacktestRun, ModelScore, run_backtest, score_run
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
-from forecasting.intervals import IntervalCalibration, relative_floor
-from forecasting.models import FittedModel, ForecastModel
+from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
+from forecasting.models import FittedModel, ForecastModel, make_model
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
-from forecasting.selection import SelectionPlan, backtest_origins, pick_model, plan_selection
+from forecasting.selection import SelectionPlan, calibration_origins, pick_model, plan_selection
 from forecasting.series import RegularSeries, Series, steps_per_day
 
 __all__ = ["ForecastSettings", "forecast", "forecast_many"]
@@ -37,7 +37,10 @@ class ForecastSettings(BaseModel):
     thresholds: tuple[float, ...] = Field(default=(), description="ramp thresholds, e.g. replica steps")
     max_origins: int = Field(default=3, ge=1, le=10, description="backtest origins for model choice")
     calibration_origins: int = Field(
-        default=5, ge=1, le=28, description="origins whose errors calibrate the picked model's intervals"
+        default=12, ge=1, le=28, description="origins whose errors calibrate the picked model's intervals"
+    )
+    calibration_spacing_seconds: float = Field(
+        default=6 * 3600.0, gt=0.0, description="between calibration origins (windows overlap: more peaks seen)"
     )
     max_backtest_days: float = Field(default=7.0, gt=0.0, description="cap on each backtest window")
     models: tuple[str, ...] | None = Field(default=None, description="model labels; None: chosen by history")
@@ -89,6 +92,7 @@ class _Selection:
     calibration: IntervalCalibration
     reason: str
     report: BacktestReport | None
+    peak: PeakCalibration | None = None
 
 
 def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, BacktestRun], float, tuple[str, ...]]:
@@ -125,25 +129,56 @@ def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
 
 
 def _extend_run(
-    history: RegularSeries, model: ForecastModel, run: BacktestRun, plan: SelectionPlan, origins_wanted: int
+    history: RegularSeries, model: ForecastModel, run: BacktestRun, plan: SelectionPlan, settings: ForecastSettings
 ) -> tuple[BacktestRun, tuple[int, ...]]:
-    """More backtest origins for the picked model only, so its intervals see more than a few days.
+    """More backtest origins for the picked model only, every few hours, so its intervals see more.
 
     Errors within a day are correlated (a busy day is busy all day), so 3 windows hold about 3 samples of
-    the day-level error: too few for an 80% quantile. The extra fits cost one model, not all of them.
+    the day-level error: too few for an 80% quantile, let alone the peak's. The extra fits cost one model.
     """
     step = history.step_seconds
+    spacing = max(1, round(settings.calibration_spacing_seconds / step))
     need = model.min_history_steps(step)
-    window = plan.backtest_horizon_steps
-    wanted = backtest_origins(len(history), window, step, need, max(origins_wanted, len(plan.origins)))
+    wanted = calibration_origins(
+        len(history), plan.backtest_horizon_steps, need, spacing, max(settings.calibration_origins, len(plan.origins))
+    )
     extra = tuple(o for o in wanted if o not in plan.origins)
     if not extra:
         return run, plan.origins
-    more = run_backtest(history, model, extra, window)
+    more = run_backtest(history, model, extra, plan.backtest_horizon_steps)
     merged = BacktestRun(
         run.model, np.concatenate([run.actual, more.actual]), np.concatenate([run.forecast, more.forecast])
     )
     return merged, plan.origins + extra
+
+
+def _peak_calibration(
+    history: RegularSeries,
+    plan: SelectionPlan,
+    settings: ForecastSettings,
+    extended: dict[str, BacktestRun],
+    runs: Mapping[str, BacktestRun],
+    origins: tuple[int, ...],
+    peak_window: int,
+) -> PeakCalibration | None:
+    """The peak bound from the picked model or the daily seasonal naive, whichever misses peaks more evenly.
+
+    Two estimates of the next peak: the picked model's maximum and yesterday's (the daily naive's). Each
+    is debiased and bounded by its own misses on the same windows, so at the same cover the one whose
+    misses scatter less gives the tighter bound; smooth models trade a better path for a peak they
+    flatten, and yesterday's peak is often the better guess of today's.
+    """
+    step = history.step_seconds
+    spanned = (max(origins) - min(origins) + plan.backtest_horizon_steps) * step / 86_400.0
+    naive = next((m for m in plan.candidates if m.label == "seasonal_naive_daily"), None)
+    if naive is not None and naive.label not in extended and naive.label in runs:
+        extended[naive.label], _ = _extend_run(history, naive, runs[naive.label], plan, settings)
+    found = [
+        PeakCalibration.from_windows(label, run.actual, run.forecast, peak_steps=peak_window, days_spanned=spanned)
+        for label, run in extended.items()
+    ]
+    valid = [c for c in found if c is not None]
+    return min(valid, key=lambda c: c.sd) if valid else None
 
 
 def _percent(value: float | None) -> str:
@@ -197,8 +232,9 @@ def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSetti
     )
     best = pick_model(scores)
     model = next(m for m in plan.candidates if m.label == best.model)
-    run, origins = _extend_run(history, model, runs[best.model], plan, settings.calibration_origins)
+    run, origins = _extend_run(history, model, runs[best.model], plan, settings)
     calibration = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step)
+    peak = _peak_calibration(history, plan, settings, {best.model: run}, runs, origins, peak_window)
     extended = score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
     best = replace(best, coverage_80=extended.coverage_80, coverage_95=extended.coverage_95, origins=extended.origins)
     scores = tuple(best if s.model == best.model else s for s in scores)
@@ -206,7 +242,7 @@ def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSetti
     report = BacktestReport(
         plan.baseline.label, plan.backtest_horizon_steps, step, origins_s, scores, best.model, notes
     )
-    return _Selection(model, calibration, _reason(plan, best, scores, notes), report)
+    return _Selection(model, calibration, _reason(plan, best, scores, notes), report, peak)
 
 
 def forecast(series: Series | RegularSeries, settings: ForecastSettings | None = None) -> ForecastResult:
@@ -230,6 +266,12 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
     bands = selection.calibration.bands(point.mean)
     peak_window = max(1, round(settings.peak_window_seconds / step))
     peak = next_peak(point.timestamps_s, point.mean, bands.upper_80, bands.upper_95, peak_window)
+    if selection.peak is not None:
+        reference = point if selection.peak.reference == selection.model.label else None
+        if reference is None:
+            reference = _fit_final(make_model(selection.peak.reference), history).forecast(horizon_steps)
+        upper_80, upper_95 = selection.peak.upper(float(np.max(reference.mean[:peak_window])))
+        peak = replace(peak, upper=max(upper_80, peak.value), upper_95=max(upper_95, peak.value))
     ramp = ramp_crossings(
         point.timestamps_s,
         point.mean,
