@@ -18,7 +18,7 @@ from forecasting.backtest import BacktestReport, BacktestRun, ModelScore, run_ba
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
-from forecasting.models import FittedModel, ForecastModel, make_model
+from forecasting.models import Combination, FittedModel, ForecastModel, make_model
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
 from forecasting.selection import SelectionPlan, calibration_origins, pick_model, plan_selection
@@ -108,11 +108,22 @@ def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, Ba
             notes.append(f"{model.label} skipped (daily naive >= 1.5x weekly naive: strong weekly pattern)")
             continue
         try:
-            runs[model.label] = run_backtest(history, model, plan.origins, plan.backtest_horizon_steps)
+            runs[model.label] = _combined_run(model, runs) or run_backtest(
+                history, model, plan.origins, plan.backtest_horizon_steps
+            )
         except (ForecastModelError, ForecastInputError) as exc:
             notes.append(f"{model.label} failed: {exc}")
     baseline = runs[plan.baseline.label]
     return runs, float(np.mean(np.abs(baseline.actual - baseline.forecast))), tuple(notes)
+
+
+def _combined_run(model: ForecastModel, runs: Mapping[str, BacktestRun]) -> BacktestRun | None:
+    """A combination's backtest is the mean of its parts' (same origins): no second fit of each part."""
+    if not isinstance(model, Combination) or not all(part.label in runs for part in model.parts):
+        return None
+    parts = [runs[part.label] for part in model.parts]
+    forecast = np.mean([run.forecast for run in parts], axis=0)
+    return BacktestRun(model.label, parts[0].actual, np.maximum(forecast, 0.0))
 
 
 _CHEAP_MODELS = frozenset({"seasonal_naive_daily", "seasonal_naive_weekly"})

@@ -44,8 +44,8 @@ def _days(steps: int, step_seconds: float) -> str:
 
 def _default_labels(weekly: bool) -> tuple[str, ...]:
     if weekly:
-        return ("seasonal_naive_daily", "seasonal_naive_weekly", "holt_winters", "mstl", "profile_level")
-    return ("seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level")
+        return ("seasonal_naive_daily", "seasonal_naive_weekly", "holt_winters", "mstl", "profile_level", "combined")
+    return ("seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level", "combined")
 
 
 def plan_selection(

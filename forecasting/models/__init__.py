@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from forecasting.errors import ForecastInputError
 from forecasting.models.base import FittedModel, ForecastModel, PointForecast
+from forecasting.models.combination import Combination
 from forecasting.models.holt_winters import HoltWinters, HoltWintersSettings
 from forecasting.models.mstl import MSTLForecaster, MSTLSettings
 from forecasting.models.naive import MeanDrift, MeanDriftSettings, SeasonalNaive, SeasonalNaiveSettings
@@ -13,6 +14,7 @@ from forecasting.models.profile import ProfileLevel, ProfileLevelSettings
 
 __all__ = [
     "MODEL_FACTORIES",
+    "Combination",
     "FittedModel",
     "ForecastModel",
     "HoltWinters",
@@ -38,6 +40,7 @@ MODEL_FACTORIES: dict[str, Callable[[], ForecastModel]] = {
     "mstl_daily": lambda: MSTLForecaster(MSTLSettings(weekly=False)),
     "mean_drift": MeanDrift,
     "profile_level": ProfileLevel,
+    "combined": lambda: Combination((HoltWinters(), ProfileLevel())),
 }
 
 

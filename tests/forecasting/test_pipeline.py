@@ -105,7 +105,7 @@ def test_half_a_day_of_history_gets_wide_intervals() -> None:
 def test_weekly_models_wait_for_two_weeks() -> None:
     result = forecast(traffic(12, seed=4))
     assert result.backtest is not None and result.backtest.baseline == "seasonal_naive_daily"
-    daily_models = {"seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level"}
+    daily_models = {"seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level", "combined"}
     assert {s.model for s in result.backtest.scores} <= daily_models
 
 
