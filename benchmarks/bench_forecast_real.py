@@ -226,10 +226,13 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=float, default=None, help="average into this step first")
     parser.add_argument("--series", nargs="*", default=None, help="servegen, nab_elb (default both)")
     parser.add_argument("--models", nargs="*", default=None, help="candidate model labels (default: by history)")
+    parser.add_argument("--max-origins", type=int, default=None, help="backtest origins for the model choice")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
 
     settings = ForecastSettings(horizon_seconds=DAY, models=tuple(args.models) if args.models else None)
+    if args.max_origins:
+        settings = settings.model_copy(update={"max_origins": args.max_origins})
     grids = {name: on_grid(series, args.step_seconds) for name, series in load_series(args.traces).items()}
     for name, grid in grids.items():
         if args.series and name not in args.series:

@@ -72,22 +72,28 @@ class IntervalCalibration:
     ) -> IntervalCalibration:
         """From (origins x horizon) arrays of actuals and forecasts made at each origin."""
         actual2d, forecast2d = np.atleast_2d(actual), np.atleast_2d(forecast)
-        relative = (actual2d - forecast2d) / (np.maximum(forecast2d, 0.0) + floor)
+        relative = (actual2d - forecast2d) / (np.maximum(forecast2d, 0.0) + floor)  # NaN: a filled gap
+        relative = relative[np.isfinite(relative).any(axis=1)]
+        if relative.size == 0:
+            raise ValueError("no observed step to calibrate intervals on")
         horizon = relative.shape[1]
         starts = _bucket_starts(horizon, step_seconds, relative.shape[0], min_bucket_samples)
         stops = (*starts[1:], horizon)
-        offsets = relative.mean(axis=1)
+        offsets = np.nanmean(relative, axis=1)
         next_offsets = _next_window_offsets(offsets)
         quantiles = []
         for a, b in zip(starts, stops, strict=True):
+            block = relative[:, a:b] if next_offsets is None else relative[:, a:b] - offsets[:, None]
+            observed = block[np.isfinite(block)]
+            if observed.size == 0:  # a bucket that only held filled gaps: the pooled errors stand in
+                observed = (relative - (0.0 if next_offsets is None else offsets[:, None]))[np.isfinite(relative)]
             if next_offsets is None:
-                sample = relative[:, a:b].ravel()
+                sample = observed
             else:
-                within = np.quantile((relative[:, a:b] - offsets[:, None]).ravel(), _GRID)
-                sample = (next_offsets[:, None] + within[None, :]).ravel()
+                sample = (next_offsets[:, None] + np.quantile(observed, _GRID)[None, :]).ravel()
             q = np.quantile(sample, _QUANTILES)
             quantiles.append((float(q[0]), float(q[1]), float(q[2]), float(q[3])))
-        return cls(floor, starts, tuple(quantiles), int(relative.size), source)
+        return cls(floor, starts, tuple(quantiles), int(np.isfinite(relative).sum()), source)
 
     @classmethod
     def from_relative_errors(
@@ -137,7 +143,8 @@ class PeakCalibration:
         cls, reference: str, actual: FloatArray, forecast: FloatArray, *, peak_steps: int, days_spanned: float
     ) -> PeakCalibration | None:
         """None when fewer than 2 windows have a positive peak on both sides."""
-        actual_peak = np.atleast_2d(actual)[:, :peak_steps].max(axis=1)
+        observed = np.atleast_2d(actual)[:, :peak_steps]
+        actual_peak = np.where(np.isfinite(observed), observed, -np.inf).max(axis=1)
         forecast_peak = np.atleast_2d(forecast)[:, :peak_steps].max(axis=1)
         valid = (actual_peak > 0) & (forecast_peak > 0)
         if int(valid.sum()) < 2:

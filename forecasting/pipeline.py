@@ -12,9 +12,17 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from forecasting.backtest import BacktestReport, BacktestRun, ModelScore, run_backtest, score_run
+from forecasting.backtest import (
+    BacktestReport,
+    BacktestRun,
+    ModelScore,
+    mean_absolute_error,
+    run_backtest,
+    score_run,
+)
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
@@ -53,11 +61,12 @@ class ForecastSettings(BaseModel):
 
 def _regular(
     series: Series | RegularSeries, settings: ForecastSettings
-) -> tuple[RegularSeries, RegularizeReport | None]:
+) -> tuple[RegularSeries, RegularizeReport | None, NDArray[np.bool_] | None]:
+    """The regular history, what regularize did, and which steps it filled (None: all observed)."""
     if isinstance(series, RegularSeries):
-        return series, None
+        return series, None, None
     done = regularize(series, settings.step_seconds, max_interpolate_seconds=settings.max_interpolate_seconds)
-    return done.series, done.report
+    return done.series, done.report, done.filled
 
 
 def _fallback_calibration(
@@ -95,7 +104,9 @@ class _Selection:
     peak: PeakCalibration | None = None
 
 
-def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, BacktestRun], float, tuple[str, ...]]:
+def _backtest(
+    history: RegularSeries, plan: SelectionPlan, filled: NDArray[np.bool_] | None
+) -> tuple[dict[str, BacktestRun], float, tuple[str, ...]]:
     """Backtest every candidate, cheap ones first; returns runs, the baseline's MAE, skip/failure notes.
 
     When the daily seasonal naive backtests 1.5x worse than the weekly one, the weekly pattern is strong
@@ -109,12 +120,12 @@ def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, Ba
             continue
         try:
             runs[model.label] = _combined_run(model, runs) or run_backtest(
-                history, model, plan.origins, plan.backtest_horizon_steps
+                history, model, plan.origins, plan.backtest_horizon_steps, filled
             )
         except (ForecastModelError, ForecastInputError) as exc:
             notes.append(f"{model.label} failed: {exc}")
     baseline = runs[plan.baseline.label]
-    return runs, float(np.mean(np.abs(baseline.actual - baseline.forecast))), tuple(notes)
+    return runs, mean_absolute_error(baseline), tuple(notes)
 
 
 def _combined_run(model: ForecastModel, runs: Mapping[str, BacktestRun]) -> BacktestRun | None:
@@ -134,13 +145,17 @@ def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
     daily, weekly = runs.get("seasonal_naive_daily"), runs.get("seasonal_naive_weekly")
     if daily is None or weekly is None:
         return False
-    weekly_mae = float(np.mean(np.abs(weekly.actual - weekly.forecast)))
-    daily_mae = float(np.mean(np.abs(daily.actual - daily.forecast)))
+    weekly_mae, daily_mae = mean_absolute_error(weekly), mean_absolute_error(daily)
     return daily_mae >= _WEEKLY_DOMINANCE * weekly_mae
 
 
 def _extend_run(
-    history: RegularSeries, model: ForecastModel, run: BacktestRun, plan: SelectionPlan, settings: ForecastSettings
+    history: RegularSeries,
+    model: ForecastModel,
+    run: BacktestRun,
+    plan: SelectionPlan,
+    settings: ForecastSettings,
+    filled: NDArray[np.bool_] | None,
 ) -> tuple[BacktestRun, tuple[int, ...]]:
     """More backtest origins for the picked model only, every few hours, so its intervals see more.
 
@@ -156,7 +171,7 @@ def _extend_run(
     extra = tuple(o for o in wanted if o not in plan.origins)
     if not extra:
         return run, plan.origins
-    more = run_backtest(history, model, extra, plan.backtest_horizon_steps)
+    more = run_backtest(history, model, extra, plan.backtest_horizon_steps, filled)
     merged = BacktestRun(
         run.model, np.concatenate([run.actual, more.actual]), np.concatenate([run.forecast, more.forecast])
     )
@@ -165,6 +180,7 @@ def _extend_run(
 
 def _peak_calibration(
     history: RegularSeries,
+    filled: NDArray[np.bool_] | None,
     plan: SelectionPlan,
     settings: ForecastSettings,
     extended: dict[str, BacktestRun],
@@ -183,7 +199,7 @@ def _peak_calibration(
     spanned = (max(origins) - min(origins) + plan.backtest_horizon_steps) * step / 86_400.0
     naive = next((m for m in plan.candidates if m.label == "seasonal_naive_daily"), None)
     if naive is not None and naive.label not in extended and naive.label in runs:
-        extended[naive.label], _ = _extend_run(history, naive, runs[naive.label], plan, settings)
+        extended[naive.label], _ = _extend_run(history, naive, runs[naive.label], plan, settings, filled)
     found = [
         PeakCalibration.from_windows(label, run.actual, run.forecast, peak_steps=peak_window, days_spanned=spanned)
         for label, run in extended.items()
@@ -224,7 +240,9 @@ def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:
         raise ForecastModelError(model.label, str(exc)) from exc
 
 
-def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSettings) -> _Selection:
+def _select(
+    history: RegularSeries, filled: NDArray[np.bool_] | None, plan: SelectionPlan, settings: ForecastSettings
+) -> _Selection:
     """Backtest the plan's candidates, pick by MASE, calibrate the pick's intervals on more windows.
 
     MAE, MASE and peak error compare models on the same windows; the pick's coverage is then measured
@@ -236,16 +254,16 @@ def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSetti
         calibration = _fallback_calibration(history, plan.baseline, floor, settings.fallback_spread_inflation)
         return _Selection(plan.baseline, calibration, plan.why, None)
     peak_window = min(max(1, round(settings.peak_window_seconds / step)), plan.backtest_horizon_steps)
-    runs, baseline_mae, notes = _backtest(history, plan)
+    runs, baseline_mae, notes = _backtest(history, plan, filled)
     scores = tuple(
         score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
         for run in runs.values()
     )
     best = pick_model(scores)
     model = next(m for m in plan.candidates if m.label == best.model)
-    run, origins = _extend_run(history, model, runs[best.model], plan, settings)
+    run, origins = _extend_run(history, model, runs[best.model], plan, settings, filled)
     calibration = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step)
-    peak = _peak_calibration(history, plan, settings, {best.model: run}, runs, origins, peak_window)
+    peak = _peak_calibration(history, filled, plan, settings, {best.model: run}, runs, origins, peak_window)
     extended = score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
     best = replace(best, coverage_80=extended.coverage_80, coverage_95=extended.coverage_95, origins=extended.origins)
     scores = tuple(best if s.model == best.model else s for s in scores)
@@ -259,7 +277,7 @@ def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSetti
 def forecast(series: Series | RegularSeries, settings: ForecastSettings | None = None) -> ForecastResult:
     """Forecast `series` over `settings.horizon_seconds` with the model that backtests best."""
     settings = settings or ForecastSettings()
-    history, report = _regular(series, settings)
+    history, report, filled = _regular(series, settings)
     step = history.step_seconds
     horizon_steps = max(1, math.ceil(settings.horizon_seconds / step))
     plan = plan_selection(
@@ -270,7 +288,7 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
         max_backtest_days=settings.max_backtest_days,
         model_labels=settings.models,
     )
-    selection = _select(history, plan, settings)
+    selection = _select(history, filled, plan, settings)
     fitted = _fit_final(selection.model, history)
     point = fitted.forecast(horizon_steps)
     reason = selection.reason + (f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else "")
