@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from forecasting import RegularSeries, forecast, make_model, regularize
+from forecasting import RegularSeries, Series, forecast, make_model, regularize
+from forecasting.backtest import mean_absolute_error, run_backtest
 from forecasting.intervals import PeakCalibration
 from forecasting.models import Combination, HoltWinters, ProfileLevel
 from forecasting.selection import calibration_origins
@@ -88,3 +89,21 @@ def test_the_forecast_s_next_peak_bound_covers_the_next_day_peak_of_irregular_da
     assert result.next_peak.upper_95 >= float(np.max(after[:DAY]))
     assert result.next_peak.upper_95 >= result.next_peak.upper >= result.next_peak.value
     assert result.step_seconds == STEP
+
+
+def test_regularize_marks_the_steps_it_filled() -> None:
+    series = traffic(3, seed=1)
+    keep = np.ones(len(series), dtype=bool)
+    keep[400:460] = False  # a five-hour hole
+    done = regularize(Series(series.timestamps_s[keep], series.values[keep]))
+    assert done.filled is not None and np.flatnonzero(done.filled).tolist() == list(range(400, 460))
+
+
+def test_a_backtest_does_not_score_the_filled_steps() -> None:
+    series = regular(4, seed=2)
+    filled = np.zeros(len(series), dtype=bool)
+    filled[3 * DAY : 3 * DAY + 50] = True
+    run = run_backtest(series, make_model("seasonal_naive_daily"), (3 * DAY,), DAY, filled)
+    assert np.isnan(run.actual[0, :50]).all() and np.isfinite(run.actual[0, 50:]).all()
+    errors = np.abs(series.values[3 * DAY + 50 : 4 * DAY] - series.values[2 * DAY + 50 : 3 * DAY])
+    assert mean_absolute_error(run) == pytest.approx(float(errors.mean()))
