@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from fleetsim.irregularity import DEFAULT_IRREGULARITY, Irregularity, RateTrace
+
 __all__ = [
     "BASELINE",
     "SCENARIOS",
@@ -63,6 +65,8 @@ class Effects:
     calls_per_request: float | None = None
     failed_replicas: int = 0
     failed_tier: str | None = None
+    irregularity: Irregularity | None = None
+    demand: RateTrace | None = None
 
     def combine(self, other: Effects) -> Effects:
         """Compose two effects (see the module docstring for the rules)."""
@@ -76,6 +80,8 @@ class Effects:
             calls_per_request=_max_optional(self.calls_per_request, other.calls_per_request),
             failed_replicas=self.failed_replicas + other.failed_replicas,
             failed_tier=other.failed_tier or self.failed_tier,
+            irregularity=other.irregularity or self.irregularity,
+            demand=other.demand or self.demand,
         )
 
 
@@ -147,6 +153,12 @@ SCENARIOS: dict[str, Scenario] = {
             "tool-calls",
             "gateway_model_calls_total / gateway_user_requests_total is 5; vLLM request rate x5",
             Effects(calls_per_request=5.0),
+        ),
+        Scenario(
+            "irregular",
+            "demand varies day to day in level and peak shape, trends, shifts for days, drops on holidays "
+            "(defaults from the real traces): forecast error and interval width as in production",
+            Effects(irregularity=DEFAULT_IRREGULARITY),
         ),
         Scenario(
             "replica-down",

@@ -90,6 +90,14 @@ class WeeklyProfile:
     def rate(self, shape: float) -> float:
         return self.base_rps + (self.peak_rps - self.base_rps) * shape**self.gamma
 
+    def is_business_day(self, t_unix: float) -> bool:
+        return datetime.fromtimestamp(t_unix, ZoneInfo(self.timezone)).weekday() in self.weekdays
+
+    @property
+    def night_rps(self) -> float:
+        """The quiet-night rate of a business day (the floor the day's shape rises from)."""
+        return self.rate(self.norm * _NIGHT_FLOOR)
+
 
 def _day_shape(hour: float, start: float, end: float, peak_hours: float) -> float:
     """Night floor, cosine ramp around start, plateau, shoulder to business end, cosine decay."""
@@ -152,9 +160,17 @@ def _solve_profile(
 
 
 def rate_at(plan: Plan, t_unix: float, scenarios: Sequence[Scenario] = ()) -> float:
-    """Expected user requests/s at t: the weekly profile x the active scenarios' rate multiplier (no bursts)."""
+    """Expected user requests/s at t: the weekly profile (made irregular, or replaced by a rate trace, when a
+    scenario says so) x the active scenarios' rate multiplier (no bursts)."""
+    effects = effects_at(scenarios, t_unix)
+    if effects.demand is not None:
+        return effects.demand.rate_at(t_unix) * effects.rate_multiplier
     profile = weekly_profile(plan)
-    return profile.rate(profile.shape(t_unix)) * effects_at(scenarios, t_unix).rate_multiplier
+    rate = profile.rate(profile.shape(t_unix))
+    if effects.irregularity is not None:
+        business = profile.is_business_day(t_unix)
+        rate = effects.irregularity.apply(t_unix, rate, profile.night_rps, business)
+    return rate * effects.rate_multiplier
 
 
 def rates_at(plan: Plan, t_unix: np.ndarray, scenarios: Sequence[Scenario] = (), seed: int = 0) -> np.ndarray:

@@ -16,13 +16,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from forecasting.errors import ForecastModelError
 from forecasting.intervals import IntervalCalibration
 from forecasting.models.base import ForecastModel
 from forecasting.series import FloatArray, RegularSeries
 
-__all__ = ["BacktestReport", "BacktestRun", "ModelScore", "run_backtest", "score_run"]
+__all__ = [
+    "BacktestReport",
+    "BacktestRun",
+    "ModelScore",
+    "mean_absolute_error",
+    "nan_row_max",
+    "run_backtest",
+    "score_run",
+]
 
 
 @dataclass(frozen=True)
@@ -63,14 +72,36 @@ class BacktestReport:
 
 
 def run_backtest(
-    series: RegularSeries, model: ForecastModel, origins: Sequence[int], horizon_steps: int
+    series: RegularSeries,
+    model: ForecastModel,
+    origins: Sequence[int],
+    horizon_steps: int,
+    filled: NDArray[np.bool_] | None = None,
 ) -> BacktestRun:
-    """Fit on `series.head(origin)` and forecast `horizon_steps`, for each origin (an index)."""
-    actual = np.stack([series.values[o : o + horizon_steps] for o in origins])
+    """Fit on `series.head(origin)` and forecast `horizon_steps`, for each origin (an index).
+
+    Steps in `filled` (gaps regularize filled) are NaN in `actual`: a model is not scored against values
+    the filling invented (a gap filled from the day before would reward repeating the day before).
+    """
+    values = series.values if filled is None else np.where(filled, np.nan, series.values)
+    actual = np.stack([values[o : o + horizon_steps] for o in origins])
     forecast = np.stack([model.fit(series.head(o)).forecast(horizon_steps).mean for o in origins])
     if not np.all(np.isfinite(forecast)):
         raise ForecastModelError(model.label, "backtest forecast is not finite")
     return BacktestRun(model.label, actual, forecast)
+
+
+def mean_absolute_error(run: BacktestRun) -> float:
+    """Mean |actual - forecast| over the observed steps (filled gaps are NaN and left out)."""
+    errors = np.abs(run.actual - run.forecast)
+    seen = np.isfinite(errors)
+    return float(errors[seen].mean()) if np.any(seen) else float("nan")
+
+
+def nan_row_max(values: FloatArray) -> FloatArray:
+    """Max of each row over its finite values; 0 for a row with none (so it counts as no peak)."""
+    finite = np.where(np.isfinite(values), values, -np.inf)
+    return np.asarray(np.maximum(finite.max(axis=1), 0.0), dtype=np.float64)
 
 
 def _coverage(run: BacktestRun, floor: float, step_seconds: float) -> tuple[float | None, float | None]:
@@ -85,14 +116,15 @@ def _coverage(run: BacktestRun, floor: float, step_seconds: float) -> tuple[floa
         )
         bands = calibration.bands(run.forecast[held_out])
         actual = run.actual[held_out]
-        inside_80.append((bands.lower_80 <= actual) & (actual <= bands.upper_80))
-        inside_95.append((bands.lower_95 <= actual) & (actual <= bands.upper_95))
-    return float(np.mean(inside_80)), float(np.mean(inside_95))
+        seen = np.isfinite(actual)
+        inside_80.append(((bands.lower_80 <= actual) & (actual <= bands.upper_80))[seen])
+        inside_95.append(((bands.lower_95 <= actual) & (actual <= bands.upper_95))[seen])
+    return float(np.mean(np.concatenate(inside_80))), float(np.mean(np.concatenate(inside_95)))
 
 
 def _peak_error(run: BacktestRun, peak_window_steps: int) -> float | None:
     window = slice(0, max(1, peak_window_steps))
-    actual_peak = run.actual[:, window].max(axis=1)
+    actual_peak = nan_row_max(run.actual[:, window])
     forecast_peak = run.forecast[:, window].max(axis=1)
     valid = actual_peak > 0
     if not np.any(valid):
@@ -103,7 +135,7 @@ def _peak_error(run: BacktestRun, peak_window_steps: int) -> float | None:
 def score_run(
     run: BacktestRun, baseline_mae: float, *, floor: float, step_seconds: float, peak_window_steps: int
 ) -> ModelScore:
-    mae = float(np.mean(np.abs(run.actual - run.forecast)))
+    mae = mean_absolute_error(run)
     mase = mae / baseline_mae if baseline_mae > 0 else (1.0 if mae == 0 else float("inf"))
     coverage_80, coverage_95 = _coverage(run, floor, step_seconds)
     return ModelScore(

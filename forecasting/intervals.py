@@ -26,7 +26,7 @@ from scipy.stats import t as student_t
 
 from forecasting.series import FloatArray
 
-__all__ = ["Bands", "IntervalCalibration", "relative_floor"]
+__all__ = ["Bands", "IntervalCalibration", "PeakCalibration", "relative_floor"]
 
 _BUCKET_EDGES_S = (3600.0, 6 * 3600.0, 86_400.0, 3 * 86_400.0)
 _QUANTILES = (0.025, 0.10, 0.90, 0.975)
@@ -72,22 +72,28 @@ class IntervalCalibration:
     ) -> IntervalCalibration:
         """From (origins x horizon) arrays of actuals and forecasts made at each origin."""
         actual2d, forecast2d = np.atleast_2d(actual), np.atleast_2d(forecast)
-        relative = (actual2d - forecast2d) / (np.maximum(forecast2d, 0.0) + floor)
+        relative = (actual2d - forecast2d) / (np.maximum(forecast2d, 0.0) + floor)  # NaN: a filled gap
+        relative = relative[np.isfinite(relative).any(axis=1)]
+        if relative.size == 0:
+            raise ValueError("no observed step to calibrate intervals on")
         horizon = relative.shape[1]
         starts = _bucket_starts(horizon, step_seconds, relative.shape[0], min_bucket_samples)
         stops = (*starts[1:], horizon)
-        offsets = relative.mean(axis=1)
+        offsets = np.nanmean(relative, axis=1)
         next_offsets = _next_window_offsets(offsets)
         quantiles = []
         for a, b in zip(starts, stops, strict=True):
+            block = relative[:, a:b] if next_offsets is None else relative[:, a:b] - offsets[:, None]
+            observed = block[np.isfinite(block)]
+            if observed.size == 0:  # a bucket that only held filled gaps: the pooled errors stand in
+                observed = (relative - (0.0 if next_offsets is None else offsets[:, None]))[np.isfinite(relative)]
             if next_offsets is None:
-                sample = relative[:, a:b].ravel()
+                sample = observed
             else:
-                within = np.quantile((relative[:, a:b] - offsets[:, None]).ravel(), _GRID)
-                sample = (next_offsets[:, None] + within[None, :]).ravel()
+                sample = (next_offsets[:, None] + np.quantile(observed, _GRID)[None, :]).ravel()
             q = np.quantile(sample, _QUANTILES)
             quantiles.append((float(q[0]), float(q[1]), float(q[2]), float(q[3])))
-        return cls(floor, starts, tuple(quantiles), int(relative.size), source)
+        return cls(floor, starts, tuple(quantiles), int(np.isfinite(relative).sum()), source)
 
     @classmethod
     def from_relative_errors(
@@ -109,6 +115,54 @@ class IntervalCalibration:
             return np.asarray(np.maximum(side, 0.0), dtype=np.float64)
 
         return Bands(bound(1, True), bound(2, False), bound(0, True), bound(3, False))
+
+
+@dataclass(frozen=True)
+class PeakCalibration:
+    """Bounds for the highest demand of the next window, from how past windows' peaks beat the forecast's.
+
+    Advice provisions for the peak, and the peak of a day is the maximum of many noisy points: it lies
+    above the forecast's smooth maximum more often than any single point lies above its band. So the
+    peak gets its own calibration: for each backtest window i, r_i = log(max actual / max forecast); the
+    next window's r is predicted as mean(r) + sd(r) x sqrt(1 + 1/k) x t(k - 1) (Student-t, k windows),
+    and the bound is max forecast x exp(that quantile). The bound is one-sided (a capacity is provisioned
+    for the peak, nothing is provisioned below it): the 95% bound is the 95% quantile, covered on 95% of
+    days. Windows are taken every few hours, so they overlap and share days: k and the degrees of freedom
+    count the days they span, not the windows. `reference` names the model whose peak is scaled (the
+    one whose peak misses scatter least, see the pipeline) and `sd` that scatter.
+    """
+
+    reference: str
+    log_ratio_80: float
+    log_ratio_95: float
+    sd: float
+    windows: int
+
+    @classmethod
+    def from_windows(
+        cls, reference: str, actual: FloatArray, forecast: FloatArray, *, peak_steps: int, days_spanned: float
+    ) -> PeakCalibration | None:
+        """None when fewer than 2 windows have a positive peak on both sides."""
+        observed = np.atleast_2d(actual)[:, :peak_steps]
+        actual_peak = np.where(np.isfinite(observed), observed, -np.inf).max(axis=1)
+        forecast_peak = np.atleast_2d(forecast)[:, :peak_steps].max(axis=1)
+        valid = (actual_peak > 0) & (forecast_peak > 0)
+        if int(valid.sum()) < 2:
+            return None
+        ratios = np.log(actual_peak[valid] / forecast_peak[valid])
+        k = ratios.size
+        days = max(2.0, min(k, days_spanned))
+        sd = float(np.std(ratios, ddof=1))
+        scale = sd * np.sqrt(1.0 + 1.0 / days)
+        q80, q95 = (float(ratios.mean() + scale * student_t.ppf(q, df=days - 1.0)) for q in (0.80, 0.95))
+        return cls(reference, q80, q95, sd, k)
+
+    def upper(self, forecast_peak: float) -> tuple[float, float]:
+        """(80%, 95%) bounds of the next window's peak; never below the forecast's own peak."""
+        return (
+            max(forecast_peak, forecast_peak * float(np.exp(self.log_ratio_80))),
+            max(forecast_peak, forecast_peak * float(np.exp(self.log_ratio_95))),
+        )
 
 
 def _next_window_offsets(offsets: FloatArray) -> FloatArray | None:

@@ -12,16 +12,24 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from forecasting.backtest import BacktestReport, BacktestRun, ModelScore, run_backtest, score_run
+from forecasting.backtest import (
+    BacktestReport,
+    BacktestRun,
+    ModelScore,
+    mean_absolute_error,
+    run_backtest,
+    score_run,
+)
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
-from forecasting.intervals import IntervalCalibration, relative_floor
-from forecasting.models import FittedModel, ForecastModel
+from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
+from forecasting.models import Combination, FittedModel, ForecastModel, make_model
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
-from forecasting.selection import SelectionPlan, backtest_origins, pick_model, plan_selection
+from forecasting.selection import SelectionPlan, calibration_origins, pick_model, plan_selection
 from forecasting.series import RegularSeries, Series, steps_per_day
 
 __all__ = ["ForecastSettings", "forecast", "forecast_many"]
@@ -37,7 +45,10 @@ class ForecastSettings(BaseModel):
     thresholds: tuple[float, ...] = Field(default=(), description="ramp thresholds, e.g. replica steps")
     max_origins: int = Field(default=3, ge=1, le=10, description="backtest origins for model choice")
     calibration_origins: int = Field(
-        default=5, ge=1, le=28, description="origins whose errors calibrate the picked model's intervals"
+        default=12, ge=1, le=28, description="origins whose errors calibrate the picked model's intervals"
+    )
+    calibration_spacing_seconds: float = Field(
+        default=6 * 3600.0, gt=0.0, description="between calibration origins (windows overlap: more peaks seen)"
     )
     max_backtest_days: float = Field(default=7.0, gt=0.0, description="cap on each backtest window")
     models: tuple[str, ...] | None = Field(default=None, description="model labels; None: chosen by history")
@@ -50,11 +61,12 @@ class ForecastSettings(BaseModel):
 
 def _regular(
     series: Series | RegularSeries, settings: ForecastSettings
-) -> tuple[RegularSeries, RegularizeReport | None]:
+) -> tuple[RegularSeries, RegularizeReport | None, NDArray[np.bool_] | None]:
+    """The regular history, what regularize did, and which steps it filled (None: all observed)."""
     if isinstance(series, RegularSeries):
-        return series, None
+        return series, None, None
     done = regularize(series, settings.step_seconds, max_interpolate_seconds=settings.max_interpolate_seconds)
-    return done.series, done.report
+    return done.series, done.report, done.filled
 
 
 def _fallback_calibration(
@@ -89,9 +101,12 @@ class _Selection:
     calibration: IntervalCalibration
     reason: str
     report: BacktestReport | None
+    peak: PeakCalibration | None = None
 
 
-def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, BacktestRun], float, tuple[str, ...]]:
+def _backtest(
+    history: RegularSeries, plan: SelectionPlan, filled: NDArray[np.bool_] | None
+) -> tuple[dict[str, BacktestRun], float, tuple[str, ...]]:
     """Backtest every candidate, cheap ones first; returns runs, the baseline's MAE, skip/failure notes.
 
     When the daily seasonal naive backtests 1.5x worse than the weekly one, the weekly pattern is strong
@@ -104,11 +119,22 @@ def _backtest(history: RegularSeries, plan: SelectionPlan) -> tuple[dict[str, Ba
             notes.append(f"{model.label} skipped (daily naive >= 1.5x weekly naive: strong weekly pattern)")
             continue
         try:
-            runs[model.label] = run_backtest(history, model, plan.origins, plan.backtest_horizon_steps)
+            runs[model.label] = _combined_run(model, runs) or run_backtest(
+                history, model, plan.origins, plan.backtest_horizon_steps, filled
+            )
         except (ForecastModelError, ForecastInputError) as exc:
             notes.append(f"{model.label} failed: {exc}")
     baseline = runs[plan.baseline.label]
-    return runs, float(np.mean(np.abs(baseline.actual - baseline.forecast))), tuple(notes)
+    return runs, mean_absolute_error(baseline), tuple(notes)
+
+
+def _combined_run(model: ForecastModel, runs: Mapping[str, BacktestRun]) -> BacktestRun | None:
+    """A combination's backtest is the mean of its parts' (same origins): no second fit of each part."""
+    if not isinstance(model, Combination) or not all(part.label in runs for part in model.parts):
+        return None
+    parts = [runs[part.label] for part in model.parts]
+    forecast = np.mean([run.forecast for run in parts], axis=0)
+    return BacktestRun(model.label, parts[0].actual, np.maximum(forecast, 0.0))
 
 
 _CHEAP_MODELS = frozenset({"seasonal_naive_daily", "seasonal_naive_weekly"})
@@ -119,31 +145,67 @@ def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
     daily, weekly = runs.get("seasonal_naive_daily"), runs.get("seasonal_naive_weekly")
     if daily is None or weekly is None:
         return False
-    weekly_mae = float(np.mean(np.abs(weekly.actual - weekly.forecast)))
-    daily_mae = float(np.mean(np.abs(daily.actual - daily.forecast)))
+    weekly_mae, daily_mae = mean_absolute_error(weekly), mean_absolute_error(daily)
     return daily_mae >= _WEEKLY_DOMINANCE * weekly_mae
 
 
 def _extend_run(
-    history: RegularSeries, model: ForecastModel, run: BacktestRun, plan: SelectionPlan, origins_wanted: int
+    history: RegularSeries,
+    model: ForecastModel,
+    run: BacktestRun,
+    plan: SelectionPlan,
+    settings: ForecastSettings,
+    filled: NDArray[np.bool_] | None,
 ) -> tuple[BacktestRun, tuple[int, ...]]:
-    """More backtest origins for the picked model only, so its intervals see more than a few days.
+    """More backtest origins for the picked model only, every few hours, so its intervals see more.
 
     Errors within a day are correlated (a busy day is busy all day), so 3 windows hold about 3 samples of
-    the day-level error: too few for an 80% quantile. The extra fits cost one model, not all of them.
+    the day-level error: too few for an 80% quantile, let alone the peak's. The extra fits cost one model.
     """
     step = history.step_seconds
+    spacing = max(1, round(settings.calibration_spacing_seconds / step))
     need = model.min_history_steps(step)
-    window = plan.backtest_horizon_steps
-    wanted = backtest_origins(len(history), window, step, need, max(origins_wanted, len(plan.origins)))
+    wanted = calibration_origins(
+        len(history), plan.backtest_horizon_steps, need, spacing, max(settings.calibration_origins, len(plan.origins))
+    )
     extra = tuple(o for o in wanted if o not in plan.origins)
     if not extra:
         return run, plan.origins
-    more = run_backtest(history, model, extra, window)
+    more = run_backtest(history, model, extra, plan.backtest_horizon_steps, filled)
     merged = BacktestRun(
         run.model, np.concatenate([run.actual, more.actual]), np.concatenate([run.forecast, more.forecast])
     )
     return merged, plan.origins + extra
+
+
+def _peak_calibration(
+    history: RegularSeries,
+    filled: NDArray[np.bool_] | None,
+    plan: SelectionPlan,
+    settings: ForecastSettings,
+    extended: dict[str, BacktestRun],
+    runs: Mapping[str, BacktestRun],
+    origins: tuple[int, ...],
+    peak_window: int,
+) -> PeakCalibration | None:
+    """The peak bound from the picked model or the daily seasonal naive, whichever misses peaks more evenly.
+
+    Two estimates of the next peak: the picked model's maximum and yesterday's (the daily naive's). Each
+    is debiased and bounded by its own misses on the same windows, so at the same cover the one whose
+    misses scatter less gives the tighter bound; smooth models trade a better path for a peak they
+    flatten, and yesterday's peak is often the better guess of today's.
+    """
+    step = history.step_seconds
+    spanned = (max(origins) - min(origins) + plan.backtest_horizon_steps) * step / 86_400.0
+    naive = next((m for m in plan.candidates if m.label == "seasonal_naive_daily"), None)
+    if naive is not None and naive.label not in extended and naive.label in runs:
+        extended[naive.label], _ = _extend_run(history, naive, runs[naive.label], plan, settings, filled)
+    found = [
+        PeakCalibration.from_windows(label, run.actual, run.forecast, peak_steps=peak_window, days_spanned=spanned)
+        for label, run in extended.items()
+    ]
+    valid = [c for c in found if c is not None]
+    return min(valid, key=lambda c: c.sd) if valid else None
 
 
 def _percent(value: float | None) -> str:
@@ -178,7 +240,9 @@ def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:
         raise ForecastModelError(model.label, str(exc)) from exc
 
 
-def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSettings) -> _Selection:
+def _select(
+    history: RegularSeries, filled: NDArray[np.bool_] | None, plan: SelectionPlan, settings: ForecastSettings
+) -> _Selection:
     """Backtest the plan's candidates, pick by MASE, calibrate the pick's intervals on more windows.
 
     MAE, MASE and peak error compare models on the same windows; the pick's coverage is then measured
@@ -190,15 +254,16 @@ def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSetti
         calibration = _fallback_calibration(history, plan.baseline, floor, settings.fallback_spread_inflation)
         return _Selection(plan.baseline, calibration, plan.why, None)
     peak_window = min(max(1, round(settings.peak_window_seconds / step)), plan.backtest_horizon_steps)
-    runs, baseline_mae, notes = _backtest(history, plan)
+    runs, baseline_mae, notes = _backtest(history, plan, filled)
     scores = tuple(
         score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
         for run in runs.values()
     )
     best = pick_model(scores)
     model = next(m for m in plan.candidates if m.label == best.model)
-    run, origins = _extend_run(history, model, runs[best.model], plan, settings.calibration_origins)
+    run, origins = _extend_run(history, model, runs[best.model], plan, settings, filled)
     calibration = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step)
+    peak = _peak_calibration(history, filled, plan, settings, {best.model: run}, runs, origins, peak_window)
     extended = score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
     best = replace(best, coverage_80=extended.coverage_80, coverage_95=extended.coverage_95, origins=extended.origins)
     scores = tuple(best if s.model == best.model else s for s in scores)
@@ -206,13 +271,13 @@ def _select(history: RegularSeries, plan: SelectionPlan, settings: ForecastSetti
     report = BacktestReport(
         plan.baseline.label, plan.backtest_horizon_steps, step, origins_s, scores, best.model, notes
     )
-    return _Selection(model, calibration, _reason(plan, best, scores, notes), report)
+    return _Selection(model, calibration, _reason(plan, best, scores, notes), report, peak)
 
 
 def forecast(series: Series | RegularSeries, settings: ForecastSettings | None = None) -> ForecastResult:
     """Forecast `series` over `settings.horizon_seconds` with the model that backtests best."""
     settings = settings or ForecastSettings()
-    history, report = _regular(series, settings)
+    history, report, filled = _regular(series, settings)
     step = history.step_seconds
     horizon_steps = max(1, math.ceil(settings.horizon_seconds / step))
     plan = plan_selection(
@@ -223,13 +288,19 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
         max_backtest_days=settings.max_backtest_days,
         model_labels=settings.models,
     )
-    selection = _select(history, plan, settings)
+    selection = _select(history, filled, plan, settings)
     fitted = _fit_final(selection.model, history)
     point = fitted.forecast(horizon_steps)
     reason = selection.reason + (f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else "")
     bands = selection.calibration.bands(point.mean)
     peak_window = max(1, round(settings.peak_window_seconds / step))
     peak = next_peak(point.timestamps_s, point.mean, bands.upper_80, bands.upper_95, peak_window)
+    if selection.peak is not None:
+        reference = point if selection.peak.reference == selection.model.label else None
+        if reference is None:
+            reference = _fit_final(make_model(selection.peak.reference), history).forecast(horizon_steps)
+        upper_80, upper_95 = selection.peak.upper(float(np.max(reference.mean[:peak_window])))
+        peak = replace(peak, upper=max(upper_80, peak.value), upper_95=max(upper_95, peak.value))
     ramp = ramp_crossings(
         point.timestamps_s,
         point.mean,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from forecasting.errors import ForecastInputError
 from forecasting.series import FloatArray, RegularSeries, Series, steps_per_day, steps_per_week
@@ -60,10 +61,13 @@ class RegularizeReport:
         return "; ".join(parts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Regularized:
+    """The regular series, what was done, and which of its steps were filled rather than observed."""
+
     series: RegularSeries
     report: RegularizeReport
+    filled: NDArray[np.bool_] | None = None
 
 
 def infer_step_seconds(timestamps_s: FloatArray, *, source: str | None = None) -> float:
@@ -206,6 +210,7 @@ def regularize(
     start, grid, merged = _to_grid(series, step, downsample)
     missing_before = int(np.count_nonzero(np.isnan(grid)))
     resets = _clean_resets(grid) if clean_resets and grid.size >= 3 else 0
+    filled = np.isnan(grid)
     max_steps = max(0, int(max_interpolate_seconds // step))
     interpolated, seasonal, long_interpolated = _fill_gaps(grid, step, max_steps)
     report = RegularizeReport(
@@ -220,4 +225,4 @@ def regularize(
         seasonal_filled_steps=seasonal,
         long_gaps_interpolated=long_interpolated,
     )
-    return Regularized(RegularSeries(start, step, grid, series.name), report)
+    return Regularized(RegularSeries(start, step, grid, series.name), report, filled)

@@ -6,12 +6,15 @@ from collections.abc import Callable
 
 from forecasting.errors import ForecastInputError
 from forecasting.models.base import FittedModel, ForecastModel, PointForecast
+from forecasting.models.combination import Combination
 from forecasting.models.holt_winters import HoltWinters, HoltWintersSettings
 from forecasting.models.mstl import MSTLForecaster, MSTLSettings
 from forecasting.models.naive import MeanDrift, MeanDriftSettings, SeasonalNaive, SeasonalNaiveSettings
+from forecasting.models.profile import ProfileLevel, ProfileLevelSettings
 
 __all__ = [
     "MODEL_FACTORIES",
+    "Combination",
     "FittedModel",
     "ForecastModel",
     "HoltWinters",
@@ -21,6 +24,8 @@ __all__ = [
     "MeanDrift",
     "MeanDriftSettings",
     "PointForecast",
+    "ProfileLevel",
+    "ProfileLevelSettings",
     "SeasonalNaive",
     "SeasonalNaiveSettings",
     "make_model",
@@ -34,6 +39,8 @@ MODEL_FACTORIES: dict[str, Callable[[], ForecastModel]] = {
     "mstl": MSTLForecaster,
     "mstl_daily": lambda: MSTLForecaster(MSTLSettings(weekly=False)),
     "mean_drift": MeanDrift,
+    "profile_level": ProfileLevel,
+    "combined": lambda: Combination((HoltWinters(), ProfileLevel())),
 }
 
 

@@ -181,5 +181,5 @@ def test_start_times_parse_as_iso_or_unix() -> None:
 
 def test_every_scenario_documents_the_metric_it_moves() -> None:
     assert set(SCENARIOS) == {"baseline", "long-prompts", "prefix-miss", "bursty", "over-peak", "slow-tp",
-                              "slow-cold-start", "tool-calls", "replica-down"}  # fmt: skip
+                              "slow-cold-start", "tool-calls", "irregular", "replica-down"}  # fmt: skip
     assert all(s.moves for s in SCENARIOS.values())

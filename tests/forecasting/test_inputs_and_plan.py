@@ -140,6 +140,8 @@ def test_the_plan_uses_the_weekly_baseline_once_two_origins_have_two_weeks() -> 
         "seasonal_naive_daily",
         "holt_winters",
         "mstl",
+        "profile_level",
+        "combined",
     ]
     assert all(o >= 15 * DAY for o in long.origins) and 28 * DAY - WEEK in long.origins
 
