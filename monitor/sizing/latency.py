@@ -18,7 +18,7 @@ from scipy.special import gammaincc
 
 from monitor.sizing.capacity import ReplicaModel
 
-__all__ = ["TTFTEstimate", "erlang_c", "prefill_seconds", "ttft_p95", "wait_p95_seconds"]
+__all__ = ["TTFTEstimate", "erlang_c", "first_token_seconds", "prefill_seconds", "ttft_p95", "wait_p95_seconds"]
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
@@ -63,6 +63,11 @@ def prefill_seconds(replica: ReplicaModel, uncached_tokens: float, cached_tokens
     chunk = uncached_tokens / chunks
     step = replica.engine.decode_step(batch, replica.workload.context_mean, chunk, cached_tokens + uncached_tokens / 2)
     return chunks * step.seconds
+
+
+def first_token_seconds(replica: ReplicaModel, uncached_tokens: float, cached_tokens: float, batch: float) -> float:
+    """Mean TTFT of a request that need not queue for a batch slot."""
+    return prefill_seconds(replica, uncached_tokens, cached_tokens, batch)
 
 
 @dataclass(frozen=True)
