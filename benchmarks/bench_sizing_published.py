@@ -164,7 +164,8 @@ def main() -> None:
             p = predict_run(plan, plan.tiers[0], row.concurrency)
             print(
                 f"{row.engine:<17} {row.model:<14} {row.gpu:<14} TP{row.tp} {row.prompt:>6}/{row.output:<5}"
-                f" c={row.concurrency or 'sat':<5} B={p.batch:>6.0f} itl {p.itl_seconds * 1e3:6.2f}/{row.itl_ms or 0:6.2f}"
+                f" c={row.concurrency or 'sat':<5} B={p.batch:>6.0f}"
+                f" itl {p.itl_seconds * 1e3:6.2f}/{row.itl_ms or 0:6.2f}"
                 f" ttft {p.ttft_seconds * 1e3:8.1f}/{row.ttft_ms or 0:8.1f}"
                 f" tok/s {p.output_tokens_per_second:8.0f}/{row.throughput:8.0f}"
             )

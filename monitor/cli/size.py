@@ -61,7 +61,7 @@ def _print_tables(sizing: PlanSizing, console: Console) -> None:
 
 def _print_curve(curve: tuple[CurvePoint, ...], slo_batch: int, console: Console) -> None:
     table = Table(title="capacity curve per replica (expected efficiency)", title_justify="left")
-    for col in ("batch", "decode step", "TPOT", "output tok/s", "req/s", "KV occupancy", "bound"):
+    for col in ("batch", "decode step", "TPOT", "TPOT p95", "output tok/s", "req/s", "KV occupancy", "bound"):
         table.add_column(col, justify="right")
     for p in curve:
         style = "bold" if p.batch == slo_batch else ""
@@ -69,6 +69,7 @@ def _print_curve(curve: tuple[CurvePoint, ...], slo_batch: int, console: Console
             str(p.batch),
             format_seconds(p.decode_step_seconds),
             format_seconds(p.tpot_seconds),
+            format_seconds(p.tpot_p95_seconds),
             f"{p.output_tokens_per_second:,.0f}",
             f"{p.requests_per_second:.2f}",
             f"{p.kv_occupancy:.0%}",

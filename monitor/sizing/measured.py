@@ -17,7 +17,7 @@ from monitor.sizing.capacity import ReplicaModel
 from monitor.sizing.latency import first_token_seconds
 from monitor.sizing.tier import replica_model
 
-__all__ = ["Prediction", "predict_run", "kv_capacity_sequences"]
+__all__ = ["Prediction", "kv_capacity_sequences", "predict_run"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def predict_run(plan: Plan, tier: Tier, concurrency: float | None) -> Prediction
     users = math.inf if concurrency is None else concurrency
     batch = max(1.0, min(users, float(tier.max_num_seqs), math.floor(capacity)))
     itl = replica.tpot_step(batch).seconds
-    ttft = first_token_seconds(replica, wl.uncached_prompt_mean, wl.cached_prompt_mean, batch)
     rate = replica.requests_per_second(batch)
+    ttft = first_token_seconds(replica, wl.uncached_prompt_mean, wl.cached_prompt_mean, batch, rate)
     queued = 0.0 if math.isinf(users) else max(0.0, users - batch) / rate
     return Prediction(batch, capacity, itl, ttft + queued, rate * wl.output_mean)
