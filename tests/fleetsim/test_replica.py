@@ -55,8 +55,8 @@ def test_a_lone_decode_step_takes_the_roofline_step_time():
     )  # Unix-time subtraction: ~1e-7 s
 
 
-def test_slower_hardware_lowers_tokens_per_second_at_equal_batch():
-    rates = []
+def test_slower_hardware_lowers_tokens_per_second_at_equal_batch_less_than_30_percent_as_step_overhead_stays():
+    rates, steps = [], []
     for multiplier in (1.0, 0.7):
         r = replica(Effects(efficiency_multiplier=multiplier))
         for _ in range(32):
@@ -64,7 +64,10 @@ def test_slower_hardware_lowers_tokens_per_second_at_equal_batch():
         finished = r.advance(START + 120.0)
         decode = sum(q.last_token_at - q.first_token_at for q in finished) / len(finished)
         rates.append(399 / decode)
-    assert rates[1] / rates[0] == pytest.approx(0.7, rel=0.02)
+        steps.append(r.config.engine.decode_step(32, 400).seconds)
+    # HBM and FLOP time slow by 1 / 0.7; the per-step overhead does not
+    assert 0.7 < rates[1] / rates[0] < 0.8
+    assert rates[1] / rates[0] == pytest.approx(steps[0] / steps[1], rel=0.02)
 
 
 def test_the_prefix_cache_serves_the_shared_prefix_in_whole_blocks():
@@ -103,7 +106,7 @@ def test_arrivals_above_capacity_grow_the_queue_and_ttft(rps, grows):
 
 def test_a_full_kv_cache_preempts_under_load():
     roomy = run_fleet(tiny_plan(rps=4.0, replicas=1), 120)
-    tight = run_fleet(tiny_plan(rps=4.0, replicas=1, gpu_memory_utilization=0.2), 0)  # 476 blocks
+    tight = run_fleet(tiny_plan(rps=4.0, replicas=1, gpu_memory_utilization=0.13125), 0)  # 476 blocks
     kv = []
     for _ in range(24):
         tight.advance_to(tight.now + 5.0)
@@ -117,7 +120,7 @@ def test_preempted_requests_are_recomputed_and_their_tpot_degrades():
     """8 sequences growing to 2,000 tokens need 1,000 blocks; 476 hold 3-4: the rest are preempted,
     wait, recompute prompt + generated tokens and finish later per token."""
     tpot = []
-    for utilization in (0.9, 0.2):
+    for utilization in (0.9, 0.13125):  # 0.13125: 476 blocks beside 8 GB of weights and 2 GB overhead
         r = replica(gpu_memory_utilization=utilization)
         for _ in range(8):
             r.submit(call(START, prompt=500, output=1500))
