@@ -69,7 +69,7 @@ def band_lengths(band: Band, points: int = _GRID) -> np.ndarray:
     """Equally likely prompt lengths of a band (its quantiles at the midpoints of `points` slices)."""
     d = band.dist
     if d.sigma == 0 or band.probability <= 0:
-        return np.full(1, max(1.0, d.median))
+        return np.full(1, max(1.0, round(d.median, 6)))  # exp(ln 2000) is 1999.9999999999998
     lo, hi = d.cdf(band.low), d.cdf(band.high)
     q = lo + (hi - lo) * (np.arange(points) + 0.5) / points
     return np.exp(d.mu + d.sigma * ndtri(q))
@@ -80,7 +80,7 @@ def _prefix_model(shared: float, hit_rate: float, prompts: LogNormal) -> PrefixM
     lengths = band_lengths(prompts.band(0.0, math.inf))
     mean = lengths.mean()
     base = np.minimum(lengths, shared).mean()
-    if hit_rate * mean <= base:
+    if hit_rate * mean < base - 1e-9:
         # shrink S until min(S, L) alone gives the hit rate (bisection on a monotone function)
         lo, hi = 0.0, float(shared)
         for _ in range(50):

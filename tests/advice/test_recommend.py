@@ -82,7 +82,7 @@ def test_a_step_already_due_is_recommended_now() -> None:
         pytest.param(
             replace(_obs(30.0, ready=3), replicas_ready=Measurement.unknown("target down")),
             AdviceState(),
-            3,
+            4,
             id="unknown replica count with no history holds the plan's planned replicas",
         ),
     ],
@@ -126,8 +126,8 @@ def test_a_growing_queue_scales_up_reactively() -> None:
 
 def test_replicas_max_caps_with_a_warning() -> None:
     rec = _advise(copilot_plan(), _obs(200.0, ready=3))
-    assert rec.recommended == 4
-    assert any("replicas.max is 4" in w for w in rec.warnings)
+    assert rec.recommended == 5
+    assert any("replicas.max is 5" in w for w in rec.warnings)
 
 
 def test_capacity_is_calibrated_on_production_when_replicas_ran_a_real_batch() -> None:
