@@ -91,3 +91,21 @@ def test_unknown_format_is_a_usage_error() -> None:
     result = CliRunner().invoke(build_app(), ["size", str(EXAMPLES / "capstone.yaml"), "--format", "xml"])
     assert result.exit_code == 2
     assert "xml" in result.output
+
+
+def test_verify_runs_the_plan_at_1x_2x_and_3x_peak_through_fleetsim_beside_the_formulas() -> None:
+    data = json.loads(_size(str(EXAMPLES / "capstone-resized.yaml"), "--verify", "--minutes", "5", "--format", "json"))
+    rows = {(r["tier"], r["load"]): r for r in data["verify"]}
+    assert set(rows) == {(t, k) for t in ("fast", "standard", "long-context") for k in (1.0, 2.0, 3.0)}
+    for r in rows.values():
+        e = r["emulated"]
+        assert e["requests"] > 0
+        assert e["ttft_seconds"]["p50"] <= e["ttft_seconds"]["p95"] <= e["ttft_seconds"]["p99"]
+        assert r["verdict"] == "agree" or r["verdict"].startswith("DISAGREE: ")
+    assert rows[("fast", 1.0)]["emulated"]["goodput"] > 0.95  # a tier sized with room to spare
+    assert rows[("standard", 3.0)]["formulas"]["saturated"] is True  # 3x the peak it was sized for
+    assert rows[("standard", 3.0)]["emulated"]["goodput"] < 0.5
+    assert (
+        rows[("standard", 3.0)]["emulated"]["ttft_seconds"]["p95"]
+        > 10 * rows[("standard", 1.0)]["emulated"]["ttft_seconds"]["p95"]
+    )
