@@ -78,7 +78,7 @@ def test_calibrate_writes_a_plan_that_loads_with_the_fitted_efficiencies(
     [
         pytest.param("not json", "not a readable JSON file", id="a file that is not JSON is refused"),
         pytest.param('{"foo": 1}', "neither a vllm bench serve result", id="an unknown JSON shape is refused"),
-        pytest.param('{"mean_ttft_ms": 1}', "missing or unreadable field", id="a vllm result lacking fields is refused"),
+        pytest.param('{"mean_ttft_ms": 1}', "missing or unreadable", id="a vllm result short of fields is refused"),
     ],
 )
 def test_unreadable_result_files_are_refused_with_the_path(tmp_path: Path, content: str, message: str) -> None:
