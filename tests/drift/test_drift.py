@@ -113,6 +113,12 @@ def test_production_matching_the_plan_is_ok_on_every_assumption() -> None:
             id="errors at twice the 0.1% budget breach availability",
         ),
         pytest.param(
+            {"error_ratio": Measurement.of(1 / 313), "request_rate": Measurement.of(313 / 3600, window="1h")},
+            "availability",
+            Status.UNKNOWN,
+            id="one error in 313 requests cannot resolve a 0.1% budget: unknown, not a breach",
+        ),
+        pytest.param(
             {"ttft_p95": Measurement.unknown("no series")},
             "ttft_p95",
             Status.UNKNOWN,
