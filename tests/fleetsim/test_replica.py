@@ -55,8 +55,8 @@ def test_a_lone_decode_step_takes_the_roofline_step_time():
     )  # Unix-time subtraction: ~1e-7 s
 
 
-def test_slower_hardware_lowers_tokens_per_second_at_equal_batch_less_than_30_percent_as_step_overhead_stays():
-    rates, steps = [], []
+def test_slower_hardware_lowers_tokens_per_second_at_equal_batch():
+    rates = []
     for multiplier in (1.0, 0.7):
         r = replica(Effects(efficiency_multiplier=multiplier))
         for _ in range(32):
@@ -64,10 +64,7 @@ def test_slower_hardware_lowers_tokens_per_second_at_equal_batch_less_than_30_pe
         finished = r.advance(START + 120.0)
         decode = sum(q.last_token_at - q.first_token_at for q in finished) / len(finished)
         rates.append(399 / decode)
-        steps.append(r.config.engine.decode_step(32, 400).seconds)
-    # HBM and FLOP time slow by 1 / 0.7; the per-step overhead does not
-    assert 0.7 < rates[1] / rates[0] < 0.8
-    assert rates[1] / rates[0] == pytest.approx(steps[0] / steps[1], rel=0.02)
+    assert rates[1] / rates[0] == pytest.approx(0.7, rel=0.02)
 
 
 def test_the_prefix_cache_serves_the_shared_prefix_in_whole_blocks():
