@@ -4,7 +4,9 @@ benchmark runs, so the sizing model and drift judge production against what the 
 Each run is predicted as `monitor.sizing.measured.predict_run` predicts a published row: the tier with the
 run's fixed prompt and output lengths, no prefix hits (benchmark prompts are random), at the run's
 concurrency (or saturated). The fit minimises the sum of squared log errors of mean ITL, mean TTFT and
-output throughput over all runs (each metric weighs the same whatever its unit), within physical bounds.
+output throughput over all runs (each metric weighs the same whatever its unit), within physical bounds,
+plus a weak pull (PRIOR) toward the plan's values, so directions the runs cannot tell apart (bandwidth
+against compute, from runs of one shape) stay where the plan put them instead of running to a bound.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from monitor.sizing.measured import Prediction, predict_run
 __all__ = ["BOUNDS", "Fit", "Residual", "calibrated_efficiency", "fit_runs", "predict_with"]
 
 BOUNDS = ((0.2, 1.0), (0.1, 1.0), (0.0, 0.02))  # bandwidth eff., GEMM eff., step overhead (s)
+PRIOR = 0.1  # weight of the plan's values against one squared log error of a measurement
 METRICS = ("ITL", "TTFT", "throughput")
 
 
@@ -86,9 +89,13 @@ def fit_runs(plan: Plan, tier: Tier, runs: Sequence[BenchmarkRun]) -> Fit:
     if not runs:
         raise ValueError("no benchmark runs to calibrate against")
 
+    eff = tier.efficiency
+    start = np.array([eff.bandwidth.expected, eff.compute.expected, eff.step_overhead_seconds])
+
     def loss(x: np.ndarray) -> float:
         params = [float(min(max(v, lo), hi)) for v, (lo, hi) in zip(x, BOUNDS, strict=True)]
-        total = 0.0
+        # the plan's values as a weak prior: runs of one shape cannot tell bandwidth from compute apart
+        total = PRIOR * sum(math.log(max(p, 1e-6) / max(s, 1e-6)) ** 2 for p, s in zip(params, start, strict=True))
         for run in runs:
             for pred, meas in zip(_predicted(predict_with(plan, tier, run, params)), _measured(run), strict=True):
                 if meas > 0 and pred > 0 and math.isfinite(pred):
@@ -97,8 +104,6 @@ def fit_runs(plan: Plan, tier: Tier, runs: Sequence[BenchmarkRun]) -> Fit:
                     total += 25.0  # an unreachable prediction (e.g. nothing fits): far from any fit
         return total
 
-    eff = tier.efficiency
-    start = np.array([eff.bandwidth.expected, eff.compute.expected, eff.step_overhead_seconds])
     best = minimize(loss, start, method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 400})
     params = tuple(float(min(max(v, lo), hi)) for v, (lo, hi) in zip(best.x, BOUNDS, strict=True))
     residuals = []

@@ -26,7 +26,7 @@ SLOWER = Effects(efficiency_multiplier=0.8)
 def result_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     plan = load_plan(COPILOT)
     tier = plan.tiers[0]
-    runs = {c: run_closed_loop(plan, tier, 2000, 300, c, 4 * c, SLOWER) for c in (8, 32, 96)}
+    runs = {c: run_closed_loop(plan, tier, 2000, 300, c, 8 * c, SLOWER) for c in (8, 32, 96)}
     d = tmp_path_factory.mktemp("results")
     files = {
         "vllm-c8.json": vllm_bench_json(runs[8]),
