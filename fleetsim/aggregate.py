@@ -1,13 +1,14 @@
 """The aggregate replica: fleetsim.replica's scheduler and roofline, solved per scrape step instead of
 stepped per engine iteration, so weeks of history take seconds.
 
-What is kept exactly: the roofline (`Engine`, read as its linear coefficients), the prefill token budget
+What is kept exactly: the step physics (`Engine`, read as its linear coefficients), the prefill token budget
 (chunks of budget - batch tokens), FIFO admission at step boundaries, and each replica's own arrival
 sequence (round robin makes it more regular than Poisson, which matters for queueing).
 
 What is approximated (fleetsim.aggregate_latency states the tolerances the tests hold):
 - Decodes ride in every step as a per-cell average batch B (a cell is one replica x one scrape step),
-  so a step costs max(memory(B), compute(B) + prefill work) with B solved by Little's law:
+  so a step costs Engine's step at B (a prompt chunk's GEMMs inside the max with the weights read, its
+  attention and all-reduce traffic on top) with B solved by Little's law:
   B = rate x (output - 1) x ITL, ITL from the share of time spent in prefill-carrying steps.
 - Prefill is FIFO per replica, each call's chunks back to back (`prefill_scan`, a vectorised max-plus
   scan F_i = max(x_i, F_{i-1}) + L_i solved with a cumulative maximum); live, calls arriving in the same
@@ -33,28 +34,37 @@ _BIG = 1e8  # separates replicas in one cumulative-maximum scan of window-relati
 
 @dataclass(frozen=True)
 class Roofline:
-    """Engine.step as linear coefficients: memory = weights + kv_tokens x kv; compute = tokens x tok + pairs
-    x pair (each term is linear, so arrays of cells are evaluated at once)."""
+    """Engine.step as linear coefficients, so arrays of cells are evaluated at once: a step is
+    max(weights, tokens x GEMM) + max(KV read, decode attention) + prompt attention + all-reduce
+    (fixed + per token) + overhead; memory = weights + kv_tokens x kv and compute = tokens x tok + pairs x
+    pair are the HBM and tensor-core times dcgm sees."""
 
     weights_seconds: float
     kv_seconds_per_token: float
-    seconds_per_token: float
-    seconds_per_pair: float
+    seconds_per_token: float  # GEMM
+    seconds_per_pair: float  # attention FLOPs
     budget_tokens: int
     max_num_seqs: int
     kv_capacity_tokens: int
+    comm_seconds: float = 0.0  # all-reduce latency per step (2 x layers of them)
+    comm_seconds_per_token: float = 0.0
+    overhead_seconds: float = 0.0
 
     @classmethod
     def of(cls, config: EngineConfig) -> Roofline:
         e = config.engine
+        fixed = e.allreduce_seconds(0.0)
         return cls(
             weights_seconds=e.weights_read_seconds(),
             kv_seconds_per_token=e.kv_read_seconds(1.0),
-            seconds_per_token=e.compute_seconds(1.0, 0.0),
-            seconds_per_pair=e.compute_seconds(0.0, 1.0),
+            seconds_per_token=e.gemm_seconds(1.0),
+            seconds_per_pair=e.attention_seconds(1.0),
             budget_tokens=config.max_num_batched_tokens,
             max_num_seqs=config.max_num_seqs,
             kv_capacity_tokens=config.num_gpu_blocks * BLOCK_SIZE,
+            comm_seconds=fixed,
+            comm_seconds_per_token=e.allreduce_seconds(1.0) - fixed,
+            overhead_seconds=e.step_overhead_seconds,
         )
 
     def memory(self, kv_tokens: np.ndarray) -> np.ndarray:
@@ -68,9 +78,25 @@ class Roofline:
         kv = batch * context
         return self.memory(kv), self.compute(batch, kv)
 
-    def prefill_work(self, uncached: np.ndarray, cached: np.ndarray) -> np.ndarray:
-        """Compute seconds of a prompt's own tokens: u x 2N plus k u + u^2 / 2 attention pairs."""
-        return self.compute(uncached, cached * uncached + uncached**2 / 2.0)
+    def per_step(self, batch: np.ndarray, context: np.ndarray) -> np.ndarray:
+        """What every step with `batch` decodes adds to its GEMMs: decode attention (KV read or FLOPs),
+        the all-reduces of the decode tokens and the fixed overhead."""
+        kv = batch * context
+        attention = np.maximum(kv * self.kv_seconds_per_token, kv * self.seconds_per_pair)
+        return attention + self.comm_seconds + batch * self.comm_seconds_per_token + self.overhead_seconds
+
+    def decode_step(self, batch: np.ndarray, context: np.ndarray) -> np.ndarray:
+        """A decode-only step, as Engine.decode_step(batch, context).seconds."""
+        return np.maximum(self.weights_seconds, batch * self.seconds_per_token) + self.per_step(batch, context)
+
+    def prefill_work(self, uncached: np.ndarray) -> np.ndarray:
+        """GEMM seconds of a prompt's own tokens: u x 2N (inside the steps' max with the weights read)."""
+        return uncached * self.seconds_per_token
+
+    def prefill_extra(self, uncached: np.ndarray, cached: np.ndarray) -> np.ndarray:
+        """What a prompt adds on top of its steps: k u + u^2 / 2 attention pairs and its tokens' all-reduces."""
+        pairs = cached * uncached + uncached**2 / 2.0
+        return pairs * self.seconds_per_pair + uncached * self.comm_seconds_per_token
 
 
 @dataclass(frozen=True)
@@ -81,9 +107,9 @@ class PrefillPlan:
     segment: np.ndarray
     ready: np.ndarray
     tokens: np.ndarray  # uncached prompt tokens
-    work: np.ndarray  # Roofline.prefill_work
-    memory: np.ndarray  # memory seconds of one step at the cell's batch (incl. this prompt's KV reads)
-    overhead: np.ndarray  # compute seconds the decodes add to each step
+    work: np.ndarray  # Roofline.prefill_work: the prompt's GEMM seconds
+    memory: np.ndarray  # the weights read of one step
+    overhead: np.ndarray  # GEMM seconds the decodes add to each step
     decode_step: np.ndarray  # a decode-only step at the cell's batch
     busy: np.ndarray  # probability the engine is decoding when the call arrives
     room: np.ndarray  # prefill tokens per step (budget - batch)
@@ -91,6 +117,9 @@ class PrefillPlan:
     carried_end: np.ndarray  # per segment: end of the last prefill step before this window
     arrival: np.ndarray  # when the client sent it: it gives up once not started `patience` after
     patience: float
+    per_step: np.ndarray | None = None  # Roofline.per_step at the cell's batch (None: nothing)
+    extra: np.ndarray | None = None  # Roofline.prefill_extra of the call (None: nothing)
+    hbm: np.ndarray | None = None  # HBM seconds of one step (weights + decode KV; None: `memory`)
 
 
 @dataclass(frozen=True)
@@ -102,8 +131,8 @@ class ScanResult:
     served: np.ndarray  # False: it gave up first (then scheduled = first_token = arrival + patience)
     steps: np.ndarray  # chunk steps
     segment: np.ndarray
-    work: np.ndarray  # prefill compute seconds of its own tokens
-    memory: np.ndarray  # memory-term seconds of its steps
+    work: np.ndarray  # seconds of its own tokens: GEMMs, attention and all-reduce traffic
+    memory: np.ndarray  # HBM seconds of its steps
 
     @property
     def length(self) -> np.ndarray:
@@ -113,9 +142,14 @@ class ScanResult:
 def prefill_scan(plan: PrefillPlan) -> ScanResult:
     """FIFO prefill per replica: a call starts at the first step boundary after it is ready (the residual
     of a decode step in progress, when anything decodes) or when the previous prefill ends, and takes
-    ceil(tokens / room) steps of max(memory, decodes' compute + its share of prefill work)."""
+    ceil(tokens / room) steps of max(weights read, decodes' GEMM + its chunk's GEMM) + the decodes'
+    attention, all-reduce and overhead, plus its own attention and all-reduce traffic."""
     steps = np.maximum(1.0, np.ceil(plan.tokens / plan.room))
-    length = np.maximum(steps * plan.memory, steps * plan.overhead + plan.work)
+    zero = np.zeros_like(plan.tokens)
+    per_step = zero if plan.per_step is None else plan.per_step
+    extra = zero if plan.extra is None else plan.extra
+    hbm = plan.memory if plan.hbm is None else plan.hbm
+    length = np.maximum(steps * plan.memory, steps * plan.overhead + plan.work) + steps * per_step + extra
     decoding = plan.busy > plan.residual  # a decode step is in progress at arrival
     x = plan.ready + np.where(decoding, plan.residual * plan.decode_step, 0.0)
     start, served = fifo(x, length, plan.segment, plan.carried_end, plan.arrival, plan.patience)
@@ -127,8 +161,8 @@ def prefill_scan(plan: PrefillPlan) -> ScanResult:
         served,
         steps,
         plan.segment,
-        np.where(served, plan.work, 0.0),
-        steps * plan.memory,
+        np.where(served, plan.work + extra, 0.0),
+        steps * hbm,
     )
 
 

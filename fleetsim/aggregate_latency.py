@@ -5,7 +5,7 @@ Per tier and window (cells = replica x scrape step):
      KV size) a replica admits mu = 1 / (S + t_d(L) x ((output - 1) / L - chunks)) calls/s (each admission
      costs its prefill S and its share of decode-only steps); calls pass FIFO, one per 1 / mu;
   2. the decoding batch B per cell starts from the previous window's end and is refined OUTER_PASSES
-     times: roofline step costs at B -> prefill scan -> share of time in prefill steps per cell ->
+     times: step costs at B -> prefill scan -> share of time in prefill steps per cell ->
      B = served rate x (output - 1) x ITL (Little's law);
   3. a call not started within the client timeout gives up (reason "abort", as the live clients do);
   4. its output - 1 gaps are k ~ Binomial(output - 1, f_p) prefill-carrying steps (one drawn from the
@@ -78,10 +78,11 @@ def apply_latencies(
     steps = window.steps
     cell = local * steps + np.clip(window.index(calls.arrival), 0, steps - 1)
     uncached = (calls.prompt - calls.hit).astype(float)
-    work = roof.prefill_work(uncached, calls.hit.astype(float))
+    work = roof.prefill_work(uncached)
+    costs = (work, roof.prefill_extra(uncached, calls.hit.astype(float)))
     cells = _moments(calls, cell, state.replicas, window)
     limit = _limit(roof, cells, calls)
-    capacity = _capacity(roof, calls, cell, cells, limit, uncached, work, window, state.replicas)
+    capacity = _capacity(roof, calls, cell, cells, limit, uncached, costs, window, state.replicas)
     gap = np.where(np.isfinite(capacity), 1.0 / np.maximum(capacity, 1e-12), 0.0)[cell]
     timeout = state.config.client_timeout_seconds
     ready, admitted = _gate(state, calls, local, gap, timeout)
@@ -89,7 +90,7 @@ def apply_latencies(
     draws = rng.uniform(size=len(calls))
     parts = _costs(roof, batch, cells.context)
     for _ in range(OUTER_PASSES):
-        plan, index = _plan(roof, calls, local, cell, uncached, work, parts, batch, draws, admitted, state, ready)
+        plan, index = _plan(roof, calls, local, cell, uncached, costs, parts, batch, draws, admitted, state, ready)
         scan = prefill_scan(plan)
         prefill_time, prefill_steps = _prefill_per_cell(scan, window, state.replicas)
         parts = _costs(roof, batch, cells.context, prefill_time, prefill_steps, window.step)
@@ -142,14 +143,21 @@ def _costs(
     step_seconds: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Step costs at B + 1 sequences and, once a scan has run, the share of time in prefill steps."""
-    memory, compute = roof.decode_parts(batch + 1.0, context)
-    decode = np.maximum(memory, compute)
+    hbm, _ = roof.decode_parts(batch + 1.0, context)
+    decode = roof.decode_step(batch + 1.0, context)
     if prefill_time is None or prefill_steps is None:
         share, prefill_step = np.zeros_like(batch), decode
     else:
         share = np.minimum(prefill_time / step_seconds, 0.999)
         prefill_step = np.where(prefill_steps > 0, prefill_time / np.maximum(prefill_steps, 1e-12), decode)
-    return {"memory": memory, "overhead": compute, "decode": decode, "share": share, "prefill_step": prefill_step}
+    return {
+        "hbm": hbm,
+        "overhead": (batch + 1.0) * roof.seconds_per_token,  # the decodes' GEMMs
+        "per_step": roof.per_step(batch + 1.0, context),
+        "decode": decode,
+        "share": share,
+        "prefill_step": prefill_step,
+    }
 
 
 def _limit(roof: Roofline, cells: _Cells, calls: CallArrays) -> np.ndarray:
@@ -167,17 +175,17 @@ def _capacity(
     cells: _Cells,
     limit: np.ndarray,
     uncached: np.ndarray,
-    work: np.ndarray,
+    costs: tuple[np.ndarray, np.ndarray],
     window: Window,
     replicas: int,
 ) -> np.ndarray:
     """Calls/s a replica admits with a full batch (inf where prefill saturates before the batch fills).
 
-    At the limit L each admission costs its prefill S (own work + chunks x the decodes' compute) and its
+    At the limit L each admission costs its prefill S (its chunk steps, as the scan costs them) and its
     share of decode-only steps: output - 1 tokens at L per step, minus the chunks it rode in:
     mu = 1 / (S + t_d(L) x ((output - 1) / L - chunks))."""
-    memory, compute = roof.decode_parts(limit + 1.0, cells.context)
-    decode = np.maximum(memory, compute)
+    work, extra = costs
+    decode = roof.decode_step(limit + 1.0, cells.context)
     room = np.maximum(1.0, roof.budget_tokens - limit)
     chunks_i = np.maximum(1.0, np.ceil(uncached / room[cell]))
     size = replicas * window.steps
@@ -188,7 +196,8 @@ def _capacity(
         return np.where(n > 0, total / np.maximum(n, 1e-12), 0.0)
 
     chunks = mean(chunks_i)
-    service = mean(work) + chunks * compute
+    gemm = np.maximum(chunks * roof.weights_seconds, chunks * (limit + 1.0) * roof.seconds_per_token + mean(work))
+    service = gemm + chunks * roof.per_step(limit + 1.0, cells.context) + mean(extra)
     decode_steps = cells.output_minus_one / limit - chunks
     mu = 1.0 / np.maximum(service + decode * np.maximum(0.0, decode_steps), 1e-9)
     # with decode_steps <= 0 prefill saturates first (the batch peaks at (output - 1) / chunks < L): the
@@ -216,7 +225,7 @@ def _plan(
     local: np.ndarray,
     cell: np.ndarray,
     uncached: np.ndarray,
-    work: np.ndarray,
+    costs: tuple[np.ndarray, np.ndarray],
     parts: dict[str, np.ndarray],
     batch: np.ndarray,
     residual: np.ndarray,
@@ -226,6 +235,7 @@ def _plan(
 ) -> tuple[PrefillPlan, np.ndarray]:
     """The scan's input: admitted calls sorted by replica, then by when each may start; returns it and
     the call index of each of its rows."""
+    work, extra = costs
     chosen = np.nonzero(admitted)[0]
     index = chosen[np.lexsort((ready[chosen], local[chosen]))]
     c = cell[index]
@@ -235,7 +245,7 @@ def _plan(
         ready=ready[index],
         tokens=uncached[index],
         work=work[index],
-        memory=parts["memory"][c] + kv_reads * roof.kv_seconds_per_token,
+        memory=np.full(index.size, roof.weights_seconds),
         overhead=parts["overhead"][c],
         decode_step=parts["decode"][c],
         busy=1.0 - np.exp(-batch[c]),
@@ -244,6 +254,9 @@ def _plan(
         carried_end=state.prefill_end,
         arrival=calls.arrival[index],
         patience=state.config.client_timeout_seconds,
+        per_step=parts["per_step"][c],
+        extra=extra[index],
+        hbm=parts["hbm"][c] + kv_reads * roof.kv_seconds_per_token,
     )
     return plan, index
 
@@ -269,7 +282,7 @@ def _solve_batch(
     served = np.minimum(cells.rate, capacity)
     batch = np.zeros_like(served)
     for _ in range(25):
-        decode = np.max(roof.decode_parts(batch + 1.0, cells.context), axis=0)
+        decode = roof.decode_step(batch + 1.0, cells.context)
         itl = decode_itl(parts["share"], np.maximum(parts["prefill_step"], decode), decode)
         batch = 0.5 * batch + 0.5 * np.minimum(served * cells.output_minus_one * itl, limit)
     return batch

@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -49,12 +49,21 @@ class FleetOptions:
 
 
 def engine_config(plan: Plan, tier: Tier, effects: Effects, client_timeout: float = 300.0) -> EngineConfig:
-    """The replica's true engine: the plan's expected efficiencies x the scenario's multiplier; KV blocks
+    """The replica's true engine: the plan's expected efficiencies x the scenario's multiplier (every part
+    of the step slows by it); KV blocks
     from kv_budget_bytes (HBM x TP x gpu_memory_utilization - weights - overhead) / (16 x KV bytes/token)."""
     model, gpu = plan.model_of(tier), plan.gpu(tier.gpu)
     eff = tier.efficiency
     m = effects.efficiency_multiplier
-    engine = Engine.for_tier(tier, model, gpu, eff.bandwidth.expected * m, eff.compute.expected * m)
+    planned = Engine.for_tier(tier, model, gpu, eff.bandwidth.expected * m, eff.compute.expected * m)
+    # a slower engine is slower in every part of its step: attention, all-reduce and per-step overhead too
+    engine = replace(
+        planned,
+        attention_flops=planned.attention_flops * m,
+        link_bandwidth_bytes_per_second=planned.link_bandwidth_bytes_per_second * m,
+        allreduce_latency_seconds=planned.allreduce_latency_seconds / m,
+        step_overhead_seconds=planned.step_overhead_seconds / m,
+    )
     blocks = max(
         1, int(kv_budget_bytes(tier, model, gpu) // (kv_bytes_per_token(model, tier.kv_cache_dtype) * BLOCK_SIZE))
     )

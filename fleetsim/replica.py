@@ -7,7 +7,8 @@ to the budget); when a request's next KV block does not fit, the last running re
 (its blocks freed, back to the front of the queue, to be recomputed). Without a preemption in the step,
 waiting requests are admitted FIFO while the batch is under max_num_seqs, the budget lasts and their
 blocks fit. The step reads every scheduled request's KV and computes its new tokens:
-`Engine.step(kv_tokens_read, tokens, attention_pairs)` with the replica's *true* efficiencies.
+`Engine.step(kv_tokens_read, tokens, attention_pairs, prefill_pairs)` (decodes' KV read and attention,
+prompt chunks' attention FLOPs) with the replica's *true* efficiencies.
 
 Coasting: when every running request is decoding and nothing can be admitted, the next k steps are
 identical but for a context that grows by one token per request per step; they are accounted at once
@@ -168,12 +169,15 @@ class Replica:
         if not scheduled:  # nothing fits (cannot happen with an empty batch): wait for the next arrival
             self.now = max(self.now + 1e-3, self.inbox[0].arrival if self.inbox else self.now)
             return
-        kv_read = tokens = pairs = 0.0
+        kv_read = tokens = pairs = prefill_pairs = 0.0
         for r, n in scheduled:
-            kv_read += r.computed
             tokens += n
-            pairs += prefill_attention_pairs(n, r.computed)
-        self._account(self.config.engine.step(kv_read, tokens, pairs), 1, tokens)
+            if n == 1 and r.computed >= r.prompt:  # a decode: reads its KV (or computes over it)
+                kv_read += r.computed
+                pairs += prefill_attention_pairs(n, r.computed)
+            else:  # a prompt chunk: attention FLOPs over its prefix and itself
+                prefill_pairs += prefill_attention_pairs(n, r.computed)
+        self._account(self.config.engine.step(kv_read, tokens, pairs, prefill_pairs), 1, tokens)
         self._complete(scheduled, finished)
 
     def _schedule_running(self, scheduled: list[tuple[Request, int]], budget: int) -> bool:

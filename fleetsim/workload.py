@@ -16,7 +16,8 @@ Lengths: log-normal fits to the plan's p50/p95 (monitor.sizing.shape), the promp
 scenario (long-prompts). Routing follows the plan (share x prompt range, monitor.plan.load's coverage rule).
 Prefix: each call may reuse a prefix shared by all calls (the system prompt and recurring retrieved files);
 the reusable length is min(S, L) + k x max(L - S, 0), capped at L - 1, with S = the plan's
-shared_prefix_tokens and k solved so the token-weighted hit rate equals the plan's (`PrefixModel`).
+shared_prefix_tokens and k solved so the token-weighted hit rate equals the plan's (`PrefixModel`, the
+definition sizing uses too: monitor.sizing.prefix).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ import numpy as np
 
 from fleetsim.scenarios import Effects, Scenario, effects_at
 from monitor.plan.model import Plan
+from monitor.sizing.prefix import PrefixModel
 from monitor.sizing.shape import LogNormal
-from monitor.sizing.workload import plan_prefix_hit_rate
 
 __all__ = [
     "BURST_SHARE",
@@ -297,51 +298,6 @@ def route(plan: Plan, prompt_tokens: np.ndarray, rng: np.random.Generator) -> np
     cumulative = np.cumsum(shares, axis=0) / np.where(total > 0, total, 1.0)
     pick = (rng.uniform(size=prompt_tokens.size) >= cumulative).sum(axis=0)
     return np.where(total > 0, np.minimum(pick, len(plan.tiers) - 1), fallback)
-
-
-@dataclass(frozen=True)
-class PrefixModel:
-    """Reusable prefix per call: min(S, L) + k x max(L - S, 0), capped at L - 1 (see module docstring).
-
-    When the plan's hit rate is below what the shared prefix alone gives, S is scaled down instead (k = 0).
-    """
-
-    shared_tokens: float
-    extra_fraction: float
-
-    @classmethod
-    def for_plan(cls, plan: Plan) -> PrefixModel:
-        """Solved on the plan's own prompt distribution; a scenario changes lengths, not this reuse rule."""
-        return _prefix_model(plan.workload.shared_prefix_tokens, plan_prefix_hit_rate(plan), prompt_distribution(plan))
-
-    def cacheable(self, prompt_tokens: np.ndarray) -> np.ndarray:
-        s = self.shared_tokens
-        reusable = np.minimum(prompt_tokens, s) + self.extra_fraction * np.maximum(prompt_tokens - s, 0)
-        return np.minimum(np.floor(reusable), np.maximum(prompt_tokens - 1, 0)).astype(np.int64)
-
-
-@lru_cache(maxsize=64)
-def _prefix_model(shared: float, hit_rate: float, prompts: LogNormal) -> PrefixModel:
-    q = (np.arange(4000) + 0.5) / 4000
-    lengths = np.exp(prompts.mu + prompts.sigma * _norm_ppf(q))
-    mean = lengths.mean()
-    base = np.minimum(lengths, shared).mean()
-    if hit_rate * mean <= base:
-        # shrink S until min(S, L) alone gives the hit rate (bisection on a monotone function)
-        lo, hi = 0.0, float(shared)
-        for _ in range(50):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if np.minimum(lengths, mid).mean() < hit_rate * mean else (lo, mid)
-        return PrefixModel(shared_tokens=lo, extra_fraction=0.0)
-    rest = np.maximum(lengths - shared, 0).mean()
-    return PrefixModel(float(shared), min(1.0, (hit_rate * mean - base) / rest) if rest > 0 else 0.0)
-
-
-def _norm_ppf(q: np.ndarray) -> np.ndarray:
-    from statistics import NormalDist
-
-    dist = NormalDist()
-    return np.array([dist.inv_cdf(float(x)) for x in q])
 
 
 class WorkloadModel:

@@ -227,7 +227,22 @@ def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> li
     ]
 
 
+MIN_EXPECTED_ERRORS = 5.0  # a window resolves an error budget when it would hold this many errors at it
+
+
 def _availability_check(plan: Plan, obs: TierObservation) -> Check:
-    """Errors against the error budget: 1 - availability (0.1% of requests at 99.9%)."""
+    """Errors against the error budget: 1 - availability (0.1% of requests at 99.9%). A window with too
+    few requests to hold MIN_EXPECTED_ERRORS errors at the budget is unknown: one error in 300 night-time
+    requests is 0.3%, noise rather than a breach of a 0.1% budget."""
     budget = 1.0 - plan.slo.availability
-    return ("availability", budget, obs.error_ratio, "higher", "error ratio", "errors and aborts vs the budget")
+    observed, rate = obs.error_ratio, obs.request_rate
+    window = rate.window or obs.window
+    if observed.value is not None and rate.value is not None and budget > 0 and window:
+        finished = rate.value * parse_duration(window)
+        need = MIN_EXPECTED_ERRORS / budget
+        if finished < need:
+            reason = (
+                f"too few requests to resolve a {budget:.2%} error budget: {finished:.0f} in {window}, need {need:.0f}"
+            )
+            observed = Measurement.unknown(reason, observed.query, observed.window)
+    return ("availability", budget, observed, "higher", "error ratio", "errors and aborts vs the budget")

@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import check, demo, forecast, report, rules, serve, size
+    from monitor.cli import calibrate, check, demo, forecast, report, rules, serve, size
 
     app = typer.Typer(
         name="planwatch",
@@ -26,6 +26,7 @@ def build_app() -> typer.Typer:
     )
     app.callback()(_root)
     size.register(app)
+    calibrate.register(app)
     check.register(app)
     forecast.register(app)
     report.register(app)

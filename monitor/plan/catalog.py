@@ -1,7 +1,9 @@
 """Built-in hardware catalog and numeric formats: the facts a plan can lean on without restating them.
 
 Peak figures are the vendors' dense (no sparsity) numbers for SXM parts; a plan may override any field
-under `gpus:` (for example a PCIe part, a different clock, or a measured bandwidth).
+under `gpus:` (for example a PCIe part, a different clock, or a measured bandwidth). The tensor-parallel
+link is NVLink 4 on SXM parts (450 GB/s per direction, an all-reduce of a decode step's activations in
+about 10 us) and PCIe without it (Gen5 x16: 64 GB/s; L40S Gen4: 32 GB/s; about 25 us through the host).
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ class GPUSpec(BaseModel):
     fp8_flops: float = Field(gt=0, description="Dense FP8/INT8 tensor-core peak, FLOP/s.")
     dcgm_model_name: str = Field(default="", description="modelName label dcgm-exporter reports.")
     power_watts: float = Field(default=700.0, gt=0, description="Board power limit (TDP), W.")
+    link_bandwidth_bytes_per_second: float = Field(
+        default=64e9, gt=0, description="GPU-to-GPU bandwidth per direction for tensor parallelism, bytes/s."
+    )
+    allreduce_latency_seconds: float = Field(
+        default=25e-6, ge=0, description="Latency of one small all-reduce across the replica's GPUs, s."
+    )
 
     def peak_flops(self, compute_format: str) -> float:
         return self.fp8_flops if compute_format == "fp8" else self.bf16_flops
@@ -57,6 +65,8 @@ BUILTIN_GPUS: dict[str, GPUSpec] = {
         fp8_flops=1979e12,
         dcgm_model_name="NVIDIA H100 80GB HBM3",
         power_watts=700.0,
+        link_bandwidth_bytes_per_second=450e9,
+        allreduce_latency_seconds=10e-6,
     ),
     "H200-141GB": GPUSpec(
         hbm_bytes=141e9,
@@ -65,6 +75,8 @@ BUILTIN_GPUS: dict[str, GPUSpec] = {
         fp8_flops=1979e12,
         dcgm_model_name="NVIDIA H200",
         power_watts=700.0,
+        link_bandwidth_bytes_per_second=450e9,
+        allreduce_latency_seconds=10e-6,
     ),
     "H100-PCIe-80GB": GPUSpec(
         hbm_bytes=80e9,
@@ -81,5 +93,6 @@ BUILTIN_GPUS: dict[str, GPUSpec] = {
         fp8_flops=733e12,
         dcgm_model_name="NVIDIA L40S",
         power_watts=350.0,
+        link_bandwidth_bytes_per_second=32e9,
     ),
 }

@@ -22,7 +22,10 @@ def kv_bytes_per_token(model: ModelSpec, kv_dtype: KVDType | DType) -> float:
 
 
 def kv_budget_bytes(tier: Tier, model: ModelSpec, gpu: GPUSpec) -> float:
-    """HBM x TP x gpu_memory_utilization - weights - runtime overhead x TP (may be negative: nothing fits)."""
+    """HBM x TP x gpu_memory_utilization - weights - runtime overhead x TP (may be negative: nothing fits).
+
+    As vLLM sizes it: the overhead (activations of a full chunk step, communication buffers) is inside
+    the utilization share, and what lives outside it (CUDA graphs, the CUDA context) is the headroom."""
     tp = tier.tensor_parallel
     usable = gpu.hbm_bytes * tp * tier.gpu_memory_utilization
     return usable - weights_bytes(model, tier.weight_dtype) - tier.runtime_overhead_per_gpu_bytes * tp

@@ -50,6 +50,7 @@ MAX_TOKENS = 1e8
 MAX_LABEL_VALUE = 1024
 
 Seconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+NonNegativeSeconds = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
 Bytes = Annotated[float, BeforeValidator(parse_bytes), Field(ge=0)]
 
 _COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMBT]?)\s*$", re.IGNORECASE)
@@ -247,10 +248,18 @@ class Span(_Strict):
 
 
 class Efficiency(_Strict):
-    """Share of peak the engine reaches. Defaults: 50-80% of HBM bandwidth, 30-50% of dense peak FLOPs."""
+    """Share of peak the engine reaches. Defaults: 50-80% of HBM bandwidth, 30-50% of dense peak FLOPs in
+    the GEMMs; attention kernels at half the BF16 peak (FlashAttention on Hopper reaches 35-75%); 80% of
+    the link's bandwidth in the all-reduce (NCCL's bus bandwidth on NVLink); a per-step cost for the
+    scheduler, sampling and launches."""
 
     bandwidth: Span = Span(low=0.5, expected=0.7, high=0.8)
-    compute: Span = Span(low=0.3, expected=0.4, high=0.5)
+    compute: Span = Span(low=0.45, expected=0.6, high=0.7)
+    attention: float = Field(default=0.5, gt=0, le=1, description="Share of the BF16 peak attention reaches.")
+    link: float = Field(default=0.8, gt=0, le=1, description="Share of the GPU link bandwidth all-reduce reaches.")
+    step_overhead_seconds: NonNegativeSeconds = Field(
+        default=1e-3, alias="step_overhead", description="Fixed cost of every engine step (scheduler, sampling)."
+    )
 
 
 class Replicas(_Strict):
@@ -304,7 +313,13 @@ class Tier(_Strict):
     max_num_seqs: int = Field(default=256, gt=0, description="vLLM's cap on the running batch.")
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     runtime_overhead_per_gpu_bytes: Bytes = Field(
-        default=7.5e9, alias="runtime_overhead_per_gpu", description="Activations, CUDA graphs, NCCL buffers."
+        default=2e9,
+        alias="runtime_overhead_per_gpu",
+        description=(
+            "What vLLM reserves inside gpu_memory_utilization besides weights and KV: the profiled activations "
+            "of a max_num_batched_tokens step and NCCL/cuBLAS buffers. CUDA graphs are captured after the KV "
+            "cache is sized, in the 1 - gpu_memory_utilization headroom, so they are not counted here."
+        ),
     )
     max_model_len: int | None = Field(default=None, gt=0)
     slo: SLOOverride = SLOOverride()

@@ -1,20 +1,56 @@
 """Step 5 of the seeds: what one replica can do at each batch size, and the largest batch the SLO allows.
 
-With chunked prefill, each decode step also carries other requests' prompt chunks: a sequence brings
-its uncached prompt once over its output tokens, so a batch of B interleaves about
-B x uncached prompt / output tokens of prefill per step. For long-prompt, short-output workloads this
-prefill work, not the decode, dominates TPOT.
+Engines run chunked prefill as whole chunks: a step carries up to budget - B prompt tokens beside the B
+decodes, so some steps are decode-only and some carry a chunk, and a streaming user sees a mix of the
+two. In steady state with B sequences running, each holds its slot for ceil(u / room) chunk steps and
+output - 1 decode steps, so the steps carry P = B x u / (output - 1 + chunks) prompt tokens on average,
+in chunks of c = min(room, max(u / chunks, P)); a share f = P / c of the steps carries one.
+
+    mean TPOT = (1 - f) x decode step + f x chunk step
+    p95 TPOT (per request, over its output - 1 gaps ~ Binomial(output - 1, f)):
+              decode step + (chunk step - decode step) x min(1, f + 1.645 sqrt(f (1 - f) / (output - 1)))
+
+The SLO is a p95, so the batch limit compares the p95 TPOT with it; throughput uses the mean.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from monitor.sizing.roofline import Engine, StepTime
+from monitor.sizing.shape import Z95
 from monitor.sizing.workload import TierWorkload
 
-__all__ = ["BatchLimit", "CurvePoint", "ReplicaModel", "capacity_curve", "max_batch_at_slo"]
+__all__ = ["TPOT", "BatchLimit", "CurvePoint", "ReplicaModel", "capacity_curve", "max_batch_at_slo"]
+
+
+@dataclass(frozen=True)
+class TPOT:
+    """The time per output token a batch sees: decode-only and chunk-carrying steps mixed."""
+
+    decode: StepTime
+    chunk: StepTime
+    chunk_share: float  # f: share of steps that carry a prompt chunk
+    gaps: float  # output - 1: a request's inter-token gaps
+
+    @property
+    def seconds(self) -> float:
+        """Mean TPOT (the mean step): what throughput follows."""
+        return (1.0 - self.chunk_share) * self.decode.seconds + self.chunk_share * self.chunk.seconds
+
+    @property
+    def p95_seconds(self) -> float:
+        """95th percentile over requests of their mean gap: their share of chunk steps at its p95."""
+        f = self.chunk_share
+        spread = math.sqrt(f * (1.0 - f) / self.gaps) if self.gaps > 0 else 0.0
+        share = min(1.0, f + Z95 * spread) if f > 0 else 0.0
+        return self.decode.seconds + (self.chunk.seconds - self.decode.seconds) * share
+
+    @property
+    def bound(self) -> str:
+        return (self.chunk if self.chunk_share >= 0.5 else self.decode).bound
 
 
 @dataclass(frozen=True)
@@ -27,9 +63,35 @@ class ReplicaModel:
     chunk_budget_tokens: int
     max_num_seqs: int
 
+    @property
+    def gaps(self) -> float:
+        return max(self.workload.output_mean - 1.0, 0.0)
+
+    def room(self, batch: float) -> float:
+        """Prompt tokens a step can carry beside B decodes: budget - B."""
+        return max(1.0, self.chunk_budget_tokens - batch)
+
+    def prompt_chunks(self, uncached_tokens: float, batch: float) -> int:
+        return max(1, math.ceil(uncached_tokens / self.room(batch)))
+
     def interleaved_prefill_tokens(self, batch: float) -> float:
-        """B x uncached prompt / output tokens: prefill carried by each decode step."""
-        return batch * self.workload.uncached_prompt_mean / self.workload.output_mean
+        """P = B x u / (output - 1 + chunks): prompt tokens the steps carry on average."""
+        u = self.workload.uncached_prompt_mean
+        if u <= 0:
+            return 0.0
+        return batch * u / (self.gaps + self.prompt_chunks(u, batch))
+
+    def chunk_tokens(self, batch: float) -> float:
+        """A chunk-carrying step's prompt tokens: one prompt's chunk, or several packed when they queue."""
+        u = self.workload.uncached_prompt_mean
+        if u <= 0:
+            return 0.0
+        own = u / self.prompt_chunks(u, batch)
+        return min(self.room(batch), max(own, self.interleaved_prefill_tokens(batch)))
+
+    def chunk_share(self, batch: float) -> float:
+        c = self.chunk_tokens(batch)
+        return min(1.0, self.interleaved_prefill_tokens(batch) / c) if c > 0 else 0.0
 
     @property
     def prefill_context(self) -> float:
@@ -37,24 +99,46 @@ class ReplicaModel:
         return self.workload.cached_prompt_mean + self.workload.uncached_prompt_mean / 2
 
     def decode_step(self, batch: float) -> StepTime:
-        return self.engine.decode_step(batch, self.workload.context_mean)
+        """A decode-only step: B sequences at the mean context (prompt + output / 2)."""
+        return self.engine.decode_step(batch, self.workload.decode_context_mean)
 
-    def tpot_step(self, batch: float) -> StepTime:
-        """The step a streaming user sees: decode plus interleaved prefill chunks."""
-        prefill = self.interleaved_prefill_tokens(batch)
-        return self.engine.decode_step(batch, self.workload.context_mean, prefill, self.prefill_context)
+    def chunk_step(self, batch: float, chunk_tokens: float | None = None) -> StepTime:
+        """A step that carries a prompt chunk beside the B decodes."""
+        c = self.chunk_tokens(batch) if chunk_tokens is None else chunk_tokens
+        return self.engine.decode_step(batch, self.workload.decode_context_mean, c, self.prefill_context)
+
+    def tpot_step(self, batch: float) -> TPOT:
+        """The steps a streaming user sees: decode-only ones and, a share f of the time, chunk ones."""
+        return TPOT(self.decode_step(batch), self.chunk_step(batch), self.chunk_share(batch), self.gaps)
+
+    def prefill_seconds(self, uncached_tokens: float, cached_tokens: float, batch: float) -> float:
+        """A prompt's own chunk steps: ceil(u / room) steps, each carrying u / chunks beside B decodes."""
+        if uncached_tokens <= 0:
+            return self.decode_step(batch).seconds
+        chunks = self.prompt_chunks(uncached_tokens, batch)
+        chunk = uncached_tokens / chunks
+        context = cached_tokens + uncached_tokens / 2
+        step = self.engine.decode_step(batch, self.workload.decode_context_mean, chunk, context)
+        return chunks * step.seconds
+
+    def slot_seconds(self, batch: float) -> float:
+        """How long a request holds its slot: its chunk steps, then output - 1 gaps at the mean TPOT."""
+        wl = self.workload
+        return self.prefill_seconds(wl.uncached_prompt_mean, wl.cached_prompt_mean, batch) + (
+            self.gaps * self.tpot_step(batch).seconds
+        )
 
     def kv_tokens(self, batch: float) -> float:
-        """B x (context - cached prefix) + the cached prefix once: shared blocks are stored once per replica."""
+        """B x (mean context - cached prefix) + the cached prefix once: shared blocks are stored once."""
         wl = self.workload
-        return batch * (wl.context_mean - wl.cached_prompt_mean) + wl.cached_prompt_mean
+        return batch * (wl.decode_context_mean - wl.cached_prompt_mean) + wl.cached_prompt_mean
 
     def kv_occupancy(self, batch: float) -> float:
         return self.kv_tokens(batch) / self.kv_budget_tokens if self.kv_budget_tokens > 0 else float("inf")
 
     def requests_per_second(self, batch: float) -> float:
-        """B / (TPOT x output tokens): completions per second when the batch stays full."""
-        return batch / (self.tpot_step(batch).seconds * self.workload.output_mean)
+        """B / slot time: completions per second when the batch stays full."""
+        return batch / self.slot_seconds(batch)
 
 
 @dataclass(frozen=True)
@@ -66,6 +150,7 @@ class CurvePoint:
     requests_per_second: float
     kv_occupancy: float
     bound: str
+    tpot_p95_seconds: float = 0.0
 
 
 def capacity_curve(replica: ReplicaModel, extra_batches: tuple[int, ...] = ()) -> list[CurvePoint]:
@@ -75,15 +160,17 @@ def capacity_curve(replica: ReplicaModel, extra_batches: tuple[int, ...] = ()) -
     points = []
     for b in sorted(batches):
         tpot = replica.tpot_step(b)
+        rps = replica.requests_per_second(b)
         points.append(
             CurvePoint(
                 batch=b,
                 decode_step_seconds=replica.decode_step(b).seconds,
                 tpot_seconds=tpot.seconds,
-                output_tokens_per_second=b / tpot.seconds,
-                requests_per_second=replica.requests_per_second(b),
+                output_tokens_per_second=rps * replica.workload.output_mean,
+                requests_per_second=rps,
                 kv_occupancy=replica.kv_occupancy(b),
                 bound=tpot.bound,
+                tpot_p95_seconds=tpot.p95_seconds,
             )
         )
     return points
@@ -96,13 +183,14 @@ class BatchLimit:
 
 
 def max_batch_at_slo(replica: ReplicaModel, tpot_slo_seconds: float) -> BatchLimit:
-    """The largest batch whose TPOT meets the SLO, whose KV fits, and whose prefill fits the chunk budget.
+    """The largest batch whose p95 TPOT meets the (p95) SLO, whose KV fits, and whose prefill fits the
+    chunk budget.
 
     0 means no batch meets the SLO (a single sequence is already too slow). The constraint names what
     stopped the batch from growing.
     """
     checks: tuple[tuple[str, Callable[[int], bool]], ...] = (
-        ("decode step", lambda b: replica.tpot_step(b).seconds <= tpot_slo_seconds),
+        ("decode step", lambda b: replica.tpot_step(b).p95_seconds <= tpot_slo_seconds),
         ("memory", lambda b: replica.kv_occupancy(b) <= 1.0),
         ("chunk budget", lambda b: b + replica.interleaved_prefill_tokens(b) <= replica.chunk_budget_tokens),
     )

@@ -110,11 +110,14 @@ def _batch_row(sized: SizedTier) -> HypothesisRow:
     p = s.expected
     return HypothesisRow(
         "Decode step and batch",
-        f"batch {p.max_batch} per replica: TPOT {format_seconds(p.tpot_seconds)} against "
-        f"{format_seconds(s.tpot_slo_seconds)} ({p.batch_constraint} binds)",
-        f"step = max(memory, compute); decode alone {format_seconds(p.decode_step_seconds)}; each step also "
-        f"carries B x {s.workload.uncached_prompt_mean:,.0f} / {s.workload.output_mean:,.0f} prompt tokens of "
-        f"chunked prefill; {p.requests_per_second_per_replica:.2f} req/s per replica = B / (TPOT x output)",
+        f"batch {p.max_batch} per replica: p95 TPOT {format_seconds(p.tpot_p95_seconds)} against "
+        f"{format_seconds(s.tpot_slo_seconds)} ({p.batch_constraint} binds); mean {format_seconds(p.tpot_seconds)}",
+        "step = max(weights read, GEMM FLOPs) + attention + all-reduce + overhead; decode-only step "
+        f"{format_seconds(p.decode_step_seconds)}, a step carrying a prompt chunk "
+        f"{format_seconds(p.chunk_step_seconds)}"
+        f" ({p.chunk_share:.0%} of steps; B x {s.workload.uncached_prompt_mean:,.0f} prompt tokens per "
+        f"{s.workload.output_mean:,.0f} - 1 + chunks steps); p95 TPOT from that share; "
+        f"{p.requests_per_second_per_replica:.2f} req/s per replica = B / (prefill + (output - 1) x TPOT)",
         "Measured saturation point per replica; TP scaling against the vendor chart",
     )
 
@@ -122,13 +125,15 @@ def _batch_row(sized: SizedTier) -> HypothesisRow:
 def _ttft_row(sized: SizedTier) -> HypothesisRow:
     s = sized.sizing
     p = s.expected
-    verdict = "meets" if p.ttft.seconds <= s.ttft_slo_seconds else "misses"
+    t = p.ttft
+    verdict = "meets" if t.seconds <= s.ttft_slo_seconds else "misses"
     return HypothesisRow(
         "TTFT",
-        f"p95 about {format_seconds(p.ttft.seconds)} ({verdict} {format_seconds(s.ttft_slo_seconds)})",
+        f"p95 about {format_seconds(t.seconds)} ({verdict} {format_seconds(s.ttft_slo_seconds)})",
         f"prefill of the p95 uncached prompt ({s.workload.uncached_prompt_p95:,.0f} tokens) "
-        f"{format_seconds(p.ttft.prefill_p95_seconds)} + queue wait p95 {format_seconds(p.ttft.wait_p95_seconds)}"
-        f" (M/M/c, c = replicas x batch)",
+        f"{format_seconds(t.prefill_p95_seconds)} + the step in flight {format_seconds(t.step_wait_p95_seconds)}"
+        f" + prompts ahead p95 {format_seconds(t.prefill_wait_p95_seconds)} (M/D/1 on prefill) + queue wait p95 "
+        f"{format_seconds(t.wait_p95_seconds)} (M/M/c, c = replicas x batch)",
         "TTFT p50/p95/p99 at 1x, 2x and 3x expected peak",
     )
 
@@ -178,7 +183,7 @@ def findings(sized: SizedTier) -> list[str]:
     if t.replicas.max < mid and not s.standby:
         out.append(f"replicas.max {t.replicas.max} is below the {mid} replicas sizing expects at peak")
     if s.expected.max_batch == 0:
-        out.append(f"TPOT SLO unmet even at batch 1 ({format_seconds(s.expected.tpot_seconds)})")
+        out.append(f"TPOT SLO unmet even at batch 1 ({format_seconds(s.expected.tpot_p95_seconds)} at p95)")
     if not s.expected.ttft_feasible and not s.standby:
         out.append(
             "TTFT infeasible: the p95 prompt's prefill alone takes "

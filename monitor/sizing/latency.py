@@ -1,9 +1,15 @@
-"""Step 6 of the seeds: TTFT = queueing wait + prefill of the uncached prompt.
+"""Step 6 of the seeds: TTFT = queueing wait + the step in flight + prefill of the uncached prompt.
 
 Queueing: a replica with a batch limit of B serves up to B requests at once, so r replicas act as an
 M/M/c queue with c = r x B slots and a service time of one request's whole stay (prefill + output x
-TPOT). Erlang C gives the chance a request must wait, and the 95th percentile of the wait is
-ln(C / 0.05) / (c mu - lambda) when C > 0.05 (else 0). Above saturation the wait is unbounded.
+TPOT, the time a request holds its slot). Erlang C gives the chance a request must wait, and the 95th
+percentile of the wait is ln(C / 0.05) / (c mu - lambda) when C > 0.05 (else 0). Above saturation the wait is unbounded.
+
+Prompts ahead: a replica prefills FIFO, so a prompt also waits for those that arrived before it (an
+M/D/1 queue on the prefill work).
+
+Step in flight: a request that arrives mid-step is scheduled at the next step boundary, half a step
+later on average and up to one step at p95.
 
 Prefill: with chunked prefill a prompt of u uncached tokens is cut into ceil(u / (budget - B)) chunks,
 each riding one engine step alongside the running batch.
@@ -18,7 +24,16 @@ from scipy.special import gammaincc
 
 from monitor.sizing.capacity import ReplicaModel
 
-__all__ = ["TTFTEstimate", "erlang_c", "prefill_seconds", "ttft_p95", "wait_p95_seconds"]
+__all__ = [
+    "TTFTEstimate",
+    "erlang_c",
+    "first_token_seconds",
+    "prefill_seconds",
+    "prefill_wait_seconds",
+    "step_in_flight_seconds",
+    "ttft_p95",
+    "wait_p95_seconds",
+]
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
@@ -55,14 +70,40 @@ def wait_p95_seconds(servers: int, arrival_rps: float, service_seconds: float) -
 
 
 def prefill_seconds(replica: ReplicaModel, uncached_tokens: float, cached_tokens: float, batch: float) -> float:
-    """ceil(u / (budget - B)) chunk steps, each a decode step of batch B carrying one chunk."""
-    if uncached_tokens <= 0:
-        return replica.tpot_step(batch).seconds
-    room = max(1.0, replica.chunk_budget_tokens - batch)
-    chunks = math.ceil(uncached_tokens / room)
-    chunk = uncached_tokens / chunks
-    step = replica.engine.decode_step(batch, replica.workload.context_mean, chunk, cached_tokens + uncached_tokens / 2)
-    return chunks * step.seconds
+    """ceil(u / (budget - B)) chunk steps, each carrying u / chunks beside the B decodes."""
+    return replica.prefill_seconds(uncached_tokens, cached_tokens, batch)
+
+
+def prefill_wait_seconds(replica: ReplicaModel, per_replica_rps: float, batch: float, quantile: float = 0.5) -> float:
+    """Waiting for the prompts ahead: a replica prefills FIFO, one prompt's chunks after another, so its
+    prefill is a single server with utilization rho = rate x mean prefill S. Deterministic service (M/D/1):
+    mean wait rho S / (2 (1 - rho)); p95 half the M/M/1 one, S ln(rho / 0.05) / (2 (1 - rho)).
+    Unbounded at rho >= 1."""
+    wl = replica.workload
+    service = replica.prefill_seconds(wl.uncached_prompt_mean, wl.cached_prompt_mean, batch)
+    rho = per_replica_rps * service
+    if rho >= 1.0:
+        return math.inf
+    if quantile >= 0.95:
+        return service * math.log(rho / 0.05) / (2.0 * (1.0 - rho)) if rho > 0.05 else 0.0
+    return rho * service / (2.0 * (1.0 - rho))
+
+
+def step_in_flight_seconds(replica: ReplicaModel, batch: float, quantile: float = 0.5) -> float:
+    """A request arriving mid-step waits for it to end: half a mean step on average, a whole one at p95."""
+    return (1.0 if quantile >= 0.95 else 0.5) * replica.tpot_step(batch).seconds
+
+
+def first_token_seconds(
+    replica: ReplicaModel, uncached_tokens: float, cached_tokens: float, batch: float, per_replica_rps: float = 0.0
+) -> float:
+    """Mean TTFT of a request that need not queue for a slot: the step in flight, the prompts ahead of it,
+    then its own prefill."""
+    return (
+        step_in_flight_seconds(replica, batch)
+        + prefill_wait_seconds(replica, per_replica_rps, batch)
+        + prefill_seconds(replica, uncached_tokens, cached_tokens, batch)
+    )
 
 
 @dataclass(frozen=True)
@@ -70,20 +111,27 @@ class TTFTEstimate:
     wait_p95_seconds: float
     prefill_p95_seconds: float
     operating_batch: float
+    step_wait_p95_seconds: float = 0.0
+    prefill_wait_p95_seconds: float = 0.0
 
     @property
     def seconds(self) -> float:
-        """Sum of the two p95s: conservative, since the slowest waits and longest prompts rarely coincide."""
-        return self.wait_p95_seconds + self.prefill_p95_seconds
+        """Sum of the p95s: conservative, since the slowest waits and longest prompts rarely coincide."""
+        waits = self.wait_p95_seconds + self.step_wait_p95_seconds + self.prefill_wait_p95_seconds
+        return waits + self.prefill_p95_seconds
 
 
 def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: int, arrival_rps: float) -> TTFTEstimate:
-    """TTFT p95 of a tier with `replicas` replicas of `batch_limit` slots at `arrival_rps` model calls/s."""
+    """TTFT p95 of a tier with `replicas` replicas of `batch_limit` slots at `arrival_rps` model calls/s:
+    queueing for a slot + the step in flight + the prompts ahead + the prefill of the p95 uncached prompt."""
     wl = replica.workload
-    service = wl.output_mean * replica.tpot_step(max(batch_limit, 1)).seconds
+    service = replica.slot_seconds(max(batch_limit, 1))
     per_replica = arrival_rps / replicas if replicas else math.inf
     operating = min(float(batch_limit), per_replica * service) if batch_limit else 1.0
     wait = wait_p95_seconds(replicas * batch_limit, arrival_rps, service)
     cached_p95 = wl.prompt_p95 * wl.prefix_hit_rate
-    prefill = prefill_seconds(replica, wl.uncached_prompt_p95, cached_p95, max(operating, 1.0))
-    return TTFTEstimate(wait, prefill, operating)
+    batch = max(operating, 1.0)
+    prefill = prefill_seconds(replica, wl.uncached_prompt_p95, cached_p95, batch)
+    step = step_in_flight_seconds(replica, batch, 0.95)
+    ahead = prefill_wait_seconds(replica, per_replica, batch, 0.95)
+    return TTFTEstimate(wait, prefill, operating, step, ahead)

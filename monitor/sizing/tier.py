@@ -31,12 +31,15 @@ class OperatingPoint:
     max_batch: int
     batch_constraint: str
     decode_step_seconds: float
-    tpot_seconds: float
+    tpot_seconds: float  # mean: what throughput follows
     requests_per_second_per_replica: float
     replicas_for_throughput: int
     replicas: int
     ttft: TTFTEstimate
     ttft_feasible: bool
+    tpot_p95_seconds: float = 0.0  # what the (p95) SLO is held against
+    chunk_step_seconds: float = 0.0
+    chunk_share: float = 0.0  # of steps that carry a prompt chunk
 
     @property
     def binding_constraint(self) -> str:
@@ -169,6 +172,7 @@ def operating_point(
     limit = max_batch_at_slo(replica, tpot_slo)
     batch = max(limit.batch, 1)
     rps = replica.requests_per_second(batch) if limit.batch else 0.0
+    tpot = replica.tpot_step(batch)
     demand = replica.workload.peak_rps if demand_rps is None else demand_rps
     for_throughput = math.ceil(demand / rps - 1e-9) if demand > 0 and rps > 0 else (0 if demand <= 0 else 1)
     replicas, ttft, feasible = _replicas_for_ttft(replica, limit.batch, demand, max(for_throughput, 1), ttft_slo)
@@ -177,13 +181,16 @@ def operating_point(
         compute_efficiency=replica.engine.compute_efficiency,
         max_batch=limit.batch,
         batch_constraint=limit.constraint,
-        decode_step_seconds=replica.decode_step(batch).seconds,
-        tpot_seconds=replica.tpot_step(batch).seconds,
+        decode_step_seconds=tpot.decode.seconds,
+        tpot_seconds=tpot.seconds,
         requests_per_second_per_replica=rps,
         replicas_for_throughput=for_throughput,
         replicas=replicas if demand > 0 else 0,
         ttft=ttft,
         ttft_feasible=feasible,
+        tpot_p95_seconds=tpot.p95_seconds,
+        chunk_step_seconds=tpot.chunk.seconds,
+        chunk_share=tpot.chunk_share,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monitor.plan.model import Plan, Tier
+from monitor.sizing.prefix import PrefixModel, plan_prefix_hit_rate
 from monitor.sizing.shape import Band, LogNormal
 
 __all__ = ["TierWorkload", "plan_prefix_hit_rate", "tier_lengths", "tier_workload"]
@@ -29,7 +30,7 @@ class TierWorkload:
     output_mean: float
     output_p50: float
     output_p95: float
-    prefix_hit_rate: float
+    prefix_hit_rate: float  # the tier's own: the plan's reuse rule over its band (monitor.sizing.prefix)
 
     @property
     def cached_prompt_mean(self) -> float:
@@ -50,17 +51,14 @@ class TierWorkload:
         return self.prompt_mean + self.output_mean
 
     @property
+    def decode_context_mean(self) -> float:
+        """Prompt + output / 2: the context a decoding sequence holds on average over its life (a batch
+        mixes sequences at every stage), so the KV a decode step reads per sequence."""
+        return self.prompt_mean + self.output_mean / 2
+
+    @property
     def context_p95(self) -> float:
         return self.prompt_p95 + self.output_p95
-
-
-def plan_prefix_hit_rate(plan: Plan) -> float:
-    """The stated hit rate, else shared prefix / mean prompt (1,200 / 2,000 = 0.6 in the seed)."""
-    w = plan.workload
-    if w.prefix_cache_hit_rate is not None:
-        return w.prefix_cache_hit_rate
-    mean_prompt = LogNormal.from_percentiles(w.prompt_tokens.p50, w.prompt_tokens.p95).mean
-    return min(1.0, w.shared_prefix_tokens / mean_prompt)
 
 
 def tier_lengths(plan: Plan, tier: Tier) -> tuple[Band, LogNormal]:
@@ -88,5 +86,5 @@ def tier_workload(plan: Plan, tier: Tier) -> TierWorkload:
         output_mean=outputs.mean,
         output_p50=outputs.median,
         output_p95=outputs.quantile(0.95),
-        prefix_hit_rate=plan_prefix_hit_rate(plan),
+        prefix_hit_rate=PrefixModel.for_plan(plan).hit_rate(band),
     )

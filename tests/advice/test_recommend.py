@@ -46,7 +46,7 @@ def _advise(
 
 def test_the_schedule_asks_for_each_step_a_cold_start_and_a_margin_before_the_ramp_needs_it() -> None:
     rec = _advise(copilot_plan(), _obs(5.0, ready=1), _ramp())
-    assert [s.replicas for s in rec.schedule] == [2, 3]
+    assert [s.replicas for s in rec.schedule] == [2, 3, 4]  # the 50 req/s peak takes 4 at p95 TPOT
     for step in rec.schedule:
         assert step.by == pytest.approx(step.needed_at - 600 - 300)
         assert step.needed_at > NOW + 1 * H
@@ -82,7 +82,7 @@ def test_a_step_already_due_is_recommended_now() -> None:
         pytest.param(
             replace(_obs(30.0, ready=3), replicas_ready=Measurement.unknown("target down")),
             AdviceState(),
-            3,
+            4,
             id="unknown replica count with no history holds the plan's planned replicas",
         ),
     ],
@@ -108,7 +108,11 @@ def test_demand_coming_back_resets_the_cooldown() -> None:
 
 
 def test_business_hours_floor_keeps_one_spare_replica_for_the_forecast_peak() -> None:
-    rec = _advise(copilot_plan(), _obs(5.0, ready=4), _ramp(ramp_starts_h=0.0), business=True)
+    plan = copilot_plan()
+    tier = plan.tiers[0]
+    roomy = tier.model_copy(update={"replicas": tier.replicas.model_copy(update={"max": 6})})
+    plan = plan.model_copy(update={"tiers": [roomy]})  # the peak takes 4, the plan's max: room for the spare
+    rec = _advise(plan, _obs(5.0, ready=4), _ramp(ramp_starts_h=0.0), business=True)
     assert rec.floor == rec.needed_at_forecast_peak + 1  # type: ignore[operator]
     assert rec.recommended >= rec.floor
 
@@ -122,8 +126,8 @@ def test_a_growing_queue_scales_up_reactively() -> None:
 
 def test_replicas_max_caps_with_a_warning() -> None:
     rec = _advise(copilot_plan(), _obs(200.0, ready=3))
-    assert rec.recommended == 4
-    assert any("replicas.max is 4" in w for w in rec.warnings)
+    assert rec.recommended == 5
+    assert any("replicas.max is 5" in w for w in rec.warnings)
 
 
 def test_capacity_is_calibrated_on_production_when_replicas_ran_a_real_batch() -> None:

@@ -127,7 +127,7 @@ def test_baseline(judged: Evaluate, generation: str) -> None:
             "v1",
             {("copilot", "throughput_per_replica")},
             "throughput-below-model",
-            id="replicas 30% slower than the sizing model breach throughput at the observed batch",
+            id="replicas about 30% slower than the sizing model at the observed batch breach throughput",
         ),
         pytest.param(
             "over-peak",

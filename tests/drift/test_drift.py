@@ -14,6 +14,8 @@ from monitor.plan.model import Tolerance
 from monitor.sizing.tier import size_tier
 from tests.builders import baseline_fleet_observation, baseline_observation, copilot_plan
 
+_MODEL_TOKENS_PER_SECOND = baseline_observation().output_tokens_per_second_per_replica.value or 0.0
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOL = Tolerance(warn=0.10, breach=0.25)
 
@@ -87,7 +89,7 @@ def test_production_matching_the_plan_is_ok_on_every_assumption() -> None:
             id="traffic 40% above the planned peak breaches the peak rate",
         ),
         pytest.param(
-            {"output_tokens_per_second_per_replica": Measurement.of(4000)},
+            {"output_tokens_per_second_per_replica": Measurement.of(0.7 * _MODEL_TOKENS_PER_SECOND)},
             "throughput_per_replica",
             Status.BREACH,
             id="a replica 30% slower than the model at the same batch breaches throughput",
@@ -109,6 +111,12 @@ def test_production_matching_the_plan_is_ok_on_every_assumption() -> None:
             "availability",
             Status.BREACH,
             id="errors at twice the 0.1% budget breach availability",
+        ),
+        pytest.param(
+            {"error_ratio": Measurement.of(1 / 313), "request_rate": Measurement.of(313 / 3600, window="1h")},
+            "availability",
+            Status.UNKNOWN,
+            id="one error in 313 requests cannot resolve a 0.1% budget: unknown, not a breach",
         ),
         pytest.param(
             {"ttft_p95": Measurement.unknown("no series")},

@@ -103,7 +103,7 @@ def test_arrivals_above_capacity_grow_the_queue_and_ttft(rps, grows):
 
 def test_a_full_kv_cache_preempts_under_load():
     roomy = run_fleet(tiny_plan(rps=4.0, replicas=1), 120)
-    tight = run_fleet(tiny_plan(rps=4.0, replicas=1, gpu_memory_utilization=0.2), 0)  # 476 blocks
+    tight = run_fleet(tiny_plan(rps=4.0, replicas=1, gpu_memory_utilization=0.13125), 0)  # 476 blocks
     kv = []
     for _ in range(24):
         tight.advance_to(tight.now + 5.0)
@@ -117,7 +117,7 @@ def test_preempted_requests_are_recomputed_and_their_tpot_degrades():
     """8 sequences growing to 2,000 tokens need 1,000 blocks; 476 hold 3-4: the rest are preempted,
     wait, recompute prompt + generated tokens and finish later per token."""
     tpot = []
-    for utilization in (0.9, 0.2):
+    for utilization in (0.9, 0.13125):  # 0.13125: 476 blocks beside 8 GB of weights and 2 GB overhead
         r = replica(gpu_memory_utilization=utilization)
         for _ in range(8):
             r.submit(call(START, prompt=500, output=1500))

@@ -10,7 +10,7 @@ import pytest
 from fastapi import HTTPException
 
 from fleetsim.fleet import Fleet
-from fleetsim.scenarios import SCENARIOS, Effects, ScenarioError, effects_at, parse_scenarios
+from fleetsim.scenarios import SCENARIOS, SLOW_TP, Effects, ScenarioError, effects_at, parse_scenarios
 from fleetsim.server import dcgm_text, ksm_text, vllm_text
 
 from .helpers import START, hist_count, parse, run_fleet, tiny_plan, total
@@ -69,7 +69,7 @@ def baseline() -> Fleet:
         pytest.param("long-prompts", prompt_p95, 30_000, 50_000, id="long-prompts moves the prompt p95 to ~40K"),
         pytest.param("prefix-miss", hit_rate, 0.0, 0.03, id="prefix-miss collapses the prefix-cache hit rate"),
         pytest.param("over-peak", request_rate, 1.3 * 6, 1.5 * 6, id="over-peak sends 40% more than the peak"),
-        pytest.param("slow-tp", mean_itl, 0.0, 0.0, id="slow-tp stretches inter-token latency by 1/0.7"),
+        pytest.param("slow-tp", mean_itl, 0.0, 0.0, id="slow-tp stretches inter-token latency by 1/0.65"),
         pytest.param("tool-calls", calls_per_user_request, 4.7, 5.0, id="tool-calls makes 5 model calls per request"),
     ],
 )
@@ -77,7 +77,7 @@ def test_scenario_moves_its_metric(scenario: str, measure: Callable[[Fleet], flo
                                    baseline: Fleet) -> None:  # fmt: skip
     moved = measure(run_fleet(plan_for_scenarios(), SECONDS, parse_scenarios(scenario)))
     if scenario == "slow-tp":
-        low = high = measure(baseline) / 0.7
+        low = high = measure(baseline) / SLOW_TP
         assert moved == pytest.approx(low, rel=0.05)
     else:
         assert low <= moved <= high
@@ -150,7 +150,7 @@ def test_a_scenario_with_a_start_time_is_baseline_before_it() -> None:
     [
         pytest.param("baseline", Effects(), id="baseline is the identity"),
         pytest.param("bursty,over-peak", Effects(burstiness=8.0, rate_multiplier=1.4), id="scenarios compose"),
-        pytest.param("slow-tp,slow-tp", Effects(efficiency_multiplier=0.49), id="multipliers multiply"),
+        pytest.param("slow-tp,slow-tp", Effects(efficiency_multiplier=SLOW_TP**2), id="multipliers multiply"),
         pytest.param("replica-down,replica-down", Effects(failed_replicas=2), id="failed replicas add up"),
     ],
 )

@@ -19,7 +19,7 @@ from fleetsim.workload import (
     rates_at,
 )
 from monitor.plan.load import load_plan
-from monitor.sizing.workload import tier_workload
+from monitor.sizing.workload import plan_prefix_hit_rate, tier_workload
 
 from .helpers import START
 
@@ -112,8 +112,22 @@ def test_calls_are_routed_as_the_plan_routes_them():
 def test_reusable_prefix_gives_the_plans_hit_rate(plan):
     calls = draw_calls(plan)
     reusable = sum(c.cacheable_tokens for c in calls) / sum(c.prompt_tokens for c in calls)
-    assert reusable == pytest.approx(tier_workload(plan, plan.tiers[0]).prefix_hit_rate, abs=0.01)
+    assert reusable == pytest.approx(plan_prefix_hit_rate(plan), abs=0.01)
     assert PrefixModel.for_plan(plan).shared_tokens <= plan.workload.shared_prefix_tokens
+
+
+def test_each_tier_reuses_the_prefix_share_sizing_plans_for_it():
+    """One prefix-hit rule: the calls fleetsim routes to a tier reuse what sizing's per-tier rate says
+    (long prompts less than the fleet's 30%, prompts shorter than the shared prefix nearly all of it)."""
+    calls = draw_calls(CAPSTONE)
+    rates = {}
+    for tier in CAPSTONE.tiers:
+        mine = [c for c in calls if c.tier == tier.name]
+        if len(mine) < 500:
+            continue
+        rates[tier.name] = sum(c.cacheable_tokens for c in mine) / sum(c.prompt_tokens for c in mine)
+        assert rates[tier.name] == pytest.approx(tier_workload(CAPSTONE, tier).prefix_hit_rate, abs=0.02), tier.name
+    assert rates["long-context"] < plan_prefix_hit_rate(CAPSTONE) < rates["standard"] < rates["fast"]
 
 
 def test_prefix_miss_gives_most_calls_a_unique_prefix():

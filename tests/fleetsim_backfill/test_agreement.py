@@ -95,6 +95,14 @@ def local_time(plan: Plan, day: int, hour: int) -> float:
             16,
             20,
             id="capstone tiers in the afternoon shoulder: long prompts queue for prefill",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "near prefill saturation the aggregate's batch-limit gate queues in tandem with its prefill "
+                    "FIFO: long-context TTFT p50 3.9 s against the live engine's 2.9 s (16% apart before the "
+                    "step physics of #14 made prefill 10% cheaper live; p95 was already 2x apart)"
+                ),
+            ),
         ),
         pytest.param(diurnal_plan(peak=6.0, average=2.0, replicas=2), 8, 12, 20, id="a small 8B tier at its peak"),
     ],

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fleetsim.backfill_run import history_text
-from fleetsim.scenarios import parse_scenarios
+from fleetsim.scenarios import SLOW_TP, parse_scenarios
 
 from .helpers import WEDNESDAY_NOON_UTC, diurnal_plan, spec_for
 
@@ -90,5 +90,5 @@ def test_slow_tp_raises_inter_token_latency_from_its_start() -> None:
 
     before = mean(FAIL_AT - 3660, FAIL_AT - 60)
     after = mean(WEDNESDAY_NOON_UTC - 3600, WEDNESDAY_NOON_UTC)
-    assert after / before == pytest.approx(1 / 0.7, rel=0.15)
+    assert after / before == pytest.approx(1 / SLOW_TP, rel=0.15)
     assert np.isfinite(before)

@@ -110,7 +110,7 @@ def test_unknown_values_are_omitted_not_zero(frozen: Callable[[], Services], col
     assert _samples(services, "planwatch_current_replicas") == {}
     assert _samples(services, "planwatch_drift_status") == {}
     assert set(_samples(services, "planwatch_drift_unknown").values()) == {1.0}
-    assert _samples(services, "planwatch_recommended_replicas") == {"tier=copilot": 3.0}
+    assert _samples(services, "planwatch_recommended_replicas") == {"tier=copilot": 4.0}
     assert _samples(services, "planwatch_recommendation_stale") == {"tier=copilot": 1.0}
     assert _samples(services, "planwatch_prometheus_up") == {"": 0.0}
     assert _samples(services, "planwatch_last_successful_evaluation_timestamp_seconds") == {}
@@ -120,7 +120,7 @@ def test_nothing_about_results_is_exported_before_the_first_evaluation(frozen: C
     services = frozen()
     for name in ("planwatch_recommended_replicas", "planwatch_prometheus_up", "planwatch_trigger_active"):
         assert _samples(services, name) == {}
-    assert _samples(services, "planwatch_plan_replicas")["kind=planned,tier=copilot"] == 3.0
+    assert _samples(services, "planwatch_plan_replicas")["kind=planned,tier=copilot"] == 4.0
 
 
 @pytest.mark.parametrize(

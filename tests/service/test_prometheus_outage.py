@@ -90,13 +90,13 @@ def test_the_real_collector_reports_an_outage_as_unreachable_and_recovers(tmp_pa
             ready = _until(lambda: api.get("/readyz").status_code == 200 and api.get("/readyz").json())
             assert ready["prometheus"]["reachable"] is True
             rec = _rec(api)
-            assert rec["stale"] is True and rec["recommended_replicas"] == 3  # no data: the plan's replicas
+            assert rec["stale"] is True and rec["recommended_replicas"] == 4  # no data: the plan's replicas
 
             prometheus.stop()
             degraded = _until(lambda: api.get("/readyz").status_code == 503 and api.get("/readyz").json())
             assert degraded["last_outcome"] == "unreachable"
             assert any("Prometheus unreachable" in r for r in degraded["reasons"])
-            assert _rec(api)["recommended_replicas"] == 3
+            assert _rec(api)["recommended_replicas"] == 4
 
             prometheus.start()
             _until(lambda: api.get("/readyz").status_code == 200)

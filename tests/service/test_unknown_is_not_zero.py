@@ -25,7 +25,7 @@ def test_an_outage_holds_the_fleet_keeps_the_triggers_and_recovers(
 ) -> None:
     collector.observations = {"copilot": copilot_observation(demand_rps=70.0, prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
-    assert _recommendation(api)["recommended_replicas"] == 4
+    assert _recommendation(api)["recommended_replicas"] == 5
     (before,) = api.get("/v1/triggers").json()["triggers"]
 
     collector.reachable = False
@@ -36,7 +36,7 @@ def test_an_outage_holds_the_fleet_keeps_the_triggers_and_recovers(
     assert any("Prometheus unreachable" in r for r in ready.json()["reasons"])
     rec = _recommendation(api)
     assert (rec["recommended_replicas"], rec["action"], rec["stale"], rec["current_replicas"]) == (
-        4,
+        5,
         "hold",
         True,
         None,
@@ -64,7 +64,7 @@ def test_prometheus_away_at_startup_holds_the_planned_replicas(services: Service
     collector.reachable = False
     services.evaluate_now()
     rec = _recommendation(api)
-    assert (rec["recommended_replicas"], rec["stale"]) == (3, True)  # replicas.planned of the plan
+    assert (rec["recommended_replicas"], rec["stale"]) == (4, True)  # replicas.planned of the plan
     body = api.get("/readyz").json()
     assert body["status"] == "degraded" and body["prometheus"]["reachable"] is False
     assert "no evaluation with data yet" in body["reasons"]

@@ -1,0 +1,1 @@
+"""Calibration of a tier's efficiencies from serving benchmark results (`planwatch calibrate`)."""
