@@ -1,0 +1,57 @@
+"""Every path of a plan through the surface decision: each online tier, with its planned volume and breakeven."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from monitor.plan.model import Plan
+from monitor.sizing.breakeven import Breakeven, tier_breakeven
+from monitor.sizing.plan_sizing import PlanSizing
+from monitor.sizing.surface import PathFacts, SurfaceDecision, walk
+
+__all__ = ["breakeven_to_dict", "decision_to_dict", "plan_decisions"]
+
+
+def plan_decisions(plan: Plan, sizing: PlanSizing) -> list[tuple[SurfaceDecision, Breakeven | None]]:
+    out = []
+    for sized in sizing.tiers:
+        t = sized.sizing.tier
+        ttft, tpot = plan.slo_for(t)
+        facts = PathFacts(
+            name=t.name,
+            offline=False,
+            why_offline_or_not=f"online path: users wait on TTFT p95 {ttft * 1e3:g} ms and TPOT p95 {tpot * 1e3:g} ms",
+            breakeven=tier_breakeven(plan, sized),
+            declared=t.surface,
+        )
+        out.append((walk(plan.constraints, facts), facts.breakeven))
+    return out
+
+
+def breakeven_to_dict(b: Breakeven) -> dict[str, Any]:
+    return {
+        "tokens_per_month": b.tokens_per_month,
+        "serverless_usd_per_million_tokens": b.serverless_usd_per_million,
+        "serverless_usd_per_month": b.serverless_usd_per_month,
+        "dedicated_usd_per_month": b.dedicated_usd_per_month,
+        "breakeven_tokens_per_month": b.breakeven_tokens_per_month,
+        "effective_dedicated_usd_per_million_tokens": b.effective_usd_per_million,
+        "above_breakeven": b.above,
+        "formula": b.lines(),
+    }
+
+
+def decision_to_dict(d: SurfaceDecision, b: Breakeven | None) -> dict[str, Any]:
+    return {
+        "path": d.path,
+        "surface": d.surface,
+        "label": d.label,
+        "byoc": d.byoc,
+        "fine_tune": d.fine_tune,
+        "region": d.region or None,
+        "declared": d.declared or None,
+        "mismatch": d.mismatch,
+        "branches": [asdict(br) for br in d.branches],
+        "breakeven": breakeven_to_dict(b) if b is not None else None,
+    }
