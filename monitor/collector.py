@@ -28,6 +28,7 @@ from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import FleetInputs, fleet_observation, merged_quantile
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
+from monitor.queries.cost import GPUS_MEAN, TOKENS_RATE
 from monitor.queries.histogram import buckets_by_group, fraction_over_groups
 from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
@@ -66,6 +67,8 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "gpu_memory_used_fraction": (q.GPU_MEMORY_USED_RATIO, "window"),
     "gpu_power_watts": (q.GPU_POWER_MEAN, "window"),
     "gpu_xid_errors": (q.XID_GPUS, "window"),
+    "tokens_rate_long": (TOKENS_RATE, "long"),
+    "gpus_mean_long": (GPUS_MEAN, "long"),
 }
 # Histogram -> (bucket-vector query, {observation field: (quantile, the quantile's own catalog query)}).
 _HISTOGRAMS: dict[str, tuple[Query, dict[str, tuple[float, Query]]]] = {
@@ -116,7 +119,8 @@ _PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p5
                 "tpot_p50", "tpot_p95", "tpot_p99", "itl_p95", "queue_time_p95", "error_ratio",
                 "prefix_hit_rate")  # fmt: skip
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
-_NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
+_NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate",
+                        "tokens_rate_long", "gpus_mean_long"}  # fmt: skip
 
 Samples = list[tuple[dict[str, str], float]]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from monitor.drift import Status
 from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
+from monitor.triggers.breakeven import dedicated_below_breakeven, serverless_above_breakeven
 from monitor.triggers.model import Check, Evidence, Severity, TriggerDef, TriggerInputs
 from monitor.units import format_value
 
@@ -317,6 +318,29 @@ CATALOG: tuple[TriggerDef, ...] = (
         "Keep N+1 replicas in business hours",
         "Revisit when the budget runs out within the period",
         _burn("errors", "ticket"),
+    ),
+    _def(
+        "volume-below-dedicated-breakeven",
+        "Volume fell below the dedicated breakeven",
+        "The surface choice: dedicated over serverless",
+        Severity.WARNING,
+        "7d",
+        60,
+        "Lower the off-peak floor so autoscaling holds fewer GPU-hours; consolidate tiers; move low-volume paths "
+        "to a serverless per-token API unless a strict SLO or custom weights keep them dedicated",
+        "Revisit the surface when a week's volume priced per token stays below the GPU-hours the tier holds",
+        dedicated_below_breakeven,
+    ),
+    _def(
+        "volume-above-dedicated-breakeven",
+        "Volume rose above the dedicated breakeven",
+        "The surface choice: serverless over dedicated",
+        Severity.WARNING,
+        "7d",
+        60,
+        "Size a dedicated tier for the path (planwatch size) and move it once the benchmark confirms the sizing",
+        "Revisit the surface when a week's volume priced per token stays above what the path would cost dedicated",
+        serverless_above_breakeven,
     ),
 )
 
