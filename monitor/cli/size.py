@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from monitor.cli.common import json_dumps, load_plan_or_exit
+from monitor.cli.size_batch import batch_to_dict, print_batch_jobs
 from monitor.cli.size_surface import print_surfaces, surfaces_to_dict
 from monitor.sizing.capacity import CurvePoint
 from monitor.sizing.explain import findings, hypothesis_rows
@@ -33,7 +34,11 @@ def size(
         raise typer.BadParameter(f"{fmt!r} is not one of table, json", param_hint="--format")
     sizing = size_plan(load_plan_or_exit(plan_path))
     if fmt == "json":
-        typer.echo(json_dumps({**sizing_to_dict(sizing), "surfaces": surfaces_to_dict(sizing)}))
+        typer.echo(
+            json_dumps(
+                {**sizing_to_dict(sizing), "surfaces": surfaces_to_dict(sizing), "batch_jobs": batch_to_dict(sizing)}
+            )
+        )
     else:
         _print_tables(sizing, Console(width=max(Console().width, 140)))
 
@@ -58,6 +63,7 @@ def _print_tables(sizing: PlanSizing, console: Console) -> None:
             console.print(f"  [yellow]finding:[/] {finding}", highlight=False)
         _print_curve(sized.sizing.capacity_curve, sized.sizing.expected.max_batch, console)
     _print_fleet(sizing, console)
+    print_batch_jobs(sizing, console)
     print_surfaces(sizing, console)
 
 

@@ -20,7 +20,7 @@ def surfaces_to_dict(sizing: PlanSizing) -> list[dict[str, Any]]:
 def print_surfaces(sizing: PlanSizing, console: Console) -> None:
     for decision, breakeven in plan_decisions(sizing.plan, sizing):
         table = Table(title=f"surface for {decision.path}: {decision.label}", title_justify="left", expand=True)
-        for col, ratio in (("", 1), ("Question", 5), ("Answer", 1), ("Reason", 9), ("Leads to", 3)):
+        for col, ratio in (("", 0), ("Question", 5), ("Answer", 1), ("Reason", 9), ("Leads to", 3)):
             table.add_column(col, ratio=ratio, overflow="fold")
         for b in decision.branches:
             table.add_row(b.node, b.question, b.answer, b.reason, b.leads_to)

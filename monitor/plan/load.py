@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from monitor.plan.batch_checks import batch_job_problems
 from monitor.plan.catalog import BUILTIN_GPUS
 from monitor.plan.model import FLEET, Plan, Tier
 from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
@@ -100,6 +101,7 @@ def plan_problems(plan: Plan) -> list[PlanProblem]:
         *_unique_tier_names(plan),
         *_memory_fit(plan),
         *_routing_coverage(plan),
+        *(PlanProblem(path, message) for path, message in batch_job_problems(plan)),
     ]
 
 

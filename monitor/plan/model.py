@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from monitor.plan.batch import BatchJob
 from monitor.plan.catalog import BUILTIN_GPUS, DType, GPUSpec
 from monitor.plan.constraints import Constraints
 from monitor.units import parse_bytes, parse_duration
@@ -392,6 +393,7 @@ class Plan(_Strict):
     tolerances: Tolerances = Tolerances()
     costs: Costs = Costs()
     constraints: Constraints = Constraints()
+    batch_jobs: tuple[BatchJob, ...] = ()
 
     def gpu(self, name: str) -> GPUSpec:
         return self.gpus.get(name) or BUILTIN_GPUS[name]

@@ -1,10 +1,13 @@
-"""Every path of a plan through the surface decision: each online tier, with its planned volume and breakeven."""
+"""Every path of a plan through the surface decision: each online tier, with its planned volume and breakeven,
+and each batch job. A job the plan runs on an online tier or its own pool is declared dedicated: the walk
+sends offline work to batch, so that shows as the seed's "most common sizing mistake"."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
+from monitor.plan.batch import BatchJob
 from monitor.plan.model import Plan
 from monitor.sizing.breakeven import Breakeven, tier_breakeven
 from monitor.sizing.plan_sizing import PlanSizing
@@ -26,7 +29,16 @@ def plan_decisions(plan: Plan, sizing: PlanSizing) -> list[tuple[SurfaceDecision
             declared=t.surface,
         )
         out.append((walk(plan.constraints, facts), facts.breakeven))
-    return out
+    return out + [(walk(plan.constraints, _job_facts(job)), None) for job in plan.batch_jobs]
+
+
+def _job_facts(job: BatchJob) -> PathFacts:
+    w = job.window
+    hours = w.hours_to_deadline
+    why = f"{job.name} may run {w.start}-{w.end} and must be done {hours:g} h after it starts"
+    why += ": it tolerates hours" if hours >= 1 else ": under an hour is not offline work"
+    declared = {"batch-api": "batch", "pool": "dedicated"}.get(job.runs_on, "dedicated")
+    return PathFacts(job.name, offline=hours >= 1, why_offline_or_not=why, declared=declared)
 
 
 def breakeven_to_dict(b: Breakeven) -> dict[str, Any]:
