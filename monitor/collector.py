@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from monitor import queries as q
+from monitor.batch_collect import with_batch_readings
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import FleetInputs, fleet_observation, merged_quantile
 from monitor.observe.model import Measurement, TierObservation
@@ -183,7 +184,8 @@ class PrometheusCollector:
         queries = {"prompt": q.PROMPT_TOKENS_BUCKETS.template, "output": q.OUTPUT_TOKENS_BUCKETS.template,
                    "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests)
-        return {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
+        observed = {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
+        return with_batch_readings(self.source, plan, now, observed)
 
     def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
         """Per tier: are its recorded series fresh, and since when do they reach back?"""

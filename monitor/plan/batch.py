@@ -10,11 +10,13 @@ every item) it says how much of the input the prefix cache serves.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from typing import Annotated, Literal, Self
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["BatchJob", "BatchWindow"]
+__all__ = ["BatchJob", "BatchWindow", "clock_hours", "current_run"]
 
 _COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMBT]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
@@ -117,3 +119,16 @@ class BatchJob(_Strict):
                 f"({self.input_tokens_per_run / self.items:,.0f} tokens)"
             )
         return self
+
+
+def current_run(job: BatchJob, timezone: str, now: float) -> tuple[float, float, float]:
+    """(start, deadline, end) in Unix seconds of the job's latest window that started at or before `now`, in the
+    plan's timezone (DST included: the clock times are local)."""
+    zone = ZoneInfo(timezone)
+    local = datetime.fromtimestamp(now, zone)
+    hours, minutes = (int(x) for x in job.window.start.split(":"))
+    start = local.replace(hour=hours, minute=minutes, second=0, microsecond=0)
+    if start > local:
+        start = (start - timedelta(days=1)).replace(hour=hours, minute=minutes)
+    begin = start.timestamp()
+    return begin, begin + job.window.hours_to_deadline * 3600, begin + job.window.hours * 3600

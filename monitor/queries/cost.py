@@ -10,7 +10,7 @@ from monitor.queries.fragments import dcgm
 from monitor.queries.query import Query
 from monitor.queries.traffic import GENERATION_TOKENS_RATE, PROMPT_TOKENS_RATE
 
-__all__ = ["GPUS_MEAN", "QUERIES", "TOKENS_RATE"]
+__all__ = ["GPUS_MEAN", "QUERIES", "TOKENS_DONE", "TOKENS_RATE"]
 
 TOKENS_RATE = Query(
     "vllm_billable_tokens", "rate", f"{PROMPT_TOKENS_RATE.template} + {GENERATION_TOKENS_RATE.template}",
@@ -30,4 +30,14 @@ GPUS_MEAN = Query(
     window="7d", step="5m", record=False,
 )  # fmt: skip
 
-QUERIES: tuple[Query, ...] = (TOKENS_RATE, GPUS_MEAN)
+_DONE = " + ".join(
+    f"sum by ({{by}}) (increase({name}{{vsel}}[{{window}}]))"
+    for name in ("vllm:prompt_tokens_total", "vllm:generation_tokens_total")
+)
+TOKENS_DONE = Query(
+    "vllm_billable_tokens", "increase", _DONE, "tokens",
+    "Prompt plus output tokens processed over the window: a batch job's progress since its run began.",
+    window="1h", record=False,
+)  # fmt: skip
+
+QUERIES: tuple[Query, ...] = (TOKENS_RATE, GPUS_MEAN, TOKENS_DONE)
