@@ -73,12 +73,12 @@ def batch_history(run: BatchRun, start: float, end: float, step: float = 60.0, i
     cumulative = _cumulative(run, stamps)
     out = io.StringIO()
     with OpenMetricsWriter(out) as writer:
-        for family, kind, per_item in (
-            ("vllm:prompt_tokens", "counter", prompt),
-            ("vllm:generation_tokens", "counter", output),
-            ("vllm:request_success", "counter", 1.0),
+        for family, per_item in (
+            ("vllm:prompt_tokens", prompt),
+            ("vllm:generation_tokens", output),
+            ("vllm:request_success", 1.0),
         ):
-            writer.family(family, kind)
+            writer.family(family, "counter")
             for r in range(run.replicas):
                 extra = {"finished_reason": "stop"} if family == "vllm:request_success" else {}
                 series = writer.series(f"{family}_total", _labels(run, r, instance) | extra)
