@@ -11,7 +11,7 @@ from rich.table import Table
 
 from monitor.cli.common import json_dumps, load_plan_or_exit
 from monitor.cli.size_batch import batch_to_dict, print_batch_jobs
-from monitor.cli.size_surface import print_surfaces, surfaces_to_dict
+from monitor.cli.size_surface import gpu_ranges_to_dict, print_gpu_ranges, print_surfaces, surfaces_to_dict
 from monitor.sizing.capacity import CurvePoint
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.sizing.export import sizing_to_dict
@@ -36,7 +36,12 @@ def size(
     if fmt == "json":
         typer.echo(
             json_dumps(
-                {**sizing_to_dict(sizing), "surfaces": surfaces_to_dict(sizing), "batch_jobs": batch_to_dict(sizing)}
+                {
+                    **sizing_to_dict(sizing),
+                    "surfaces": surfaces_to_dict(sizing),
+                    "batch_jobs": batch_to_dict(sizing),
+                    "gpu_ranges": gpu_ranges_to_dict(sizing),
+                }
             )
         )
     else:
@@ -63,6 +68,7 @@ def _print_tables(sizing: PlanSizing, console: Console) -> None:
             console.print(f"  [yellow]finding:[/] {finding}", highlight=False)
         _print_curve(sized.sizing.capacity_curve, sized.sizing.expected.max_batch, console)
     _print_fleet(sizing, console)
+    print_gpu_ranges(sizing, console)
     print_batch_jobs(sizing, console)
     print_surfaces(sizing, console)
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from monitor.sizing.decide import decision_to_dict, plan_decisions
+from monitor.sizing.decide import decision_to_dict, gpu_ranges, plan_decisions
 from monitor.sizing.plan_sizing import PlanSizing
 
-__all__ = ["print_surfaces", "surfaces_to_dict"]
+__all__ = ["gpu_ranges_to_dict", "print_gpu_ranges", "print_surfaces", "surfaces_to_dict"]
 
 
 def surfaces_to_dict(sizing: PlanSizing) -> list[dict[str, Any]]:
@@ -31,3 +32,15 @@ def print_surfaces(sizing: PlanSizing, console: Console) -> None:
             console.print(f"  dedicated against serverless for {decision.path}:", highlight=False)
             for line in breakeven.lines():
                 console.print(f"    {line}", highlight=False)
+
+
+def gpu_ranges_to_dict(sizing: PlanSizing) -> list[dict[str, Any]]:
+    return [asdict(r) for r in gpu_ranges(sizing)]
+
+
+def print_gpu_ranges(sizing: PlanSizing, console: Console) -> None:
+    for r in gpu_ranges(sizing):
+        console.print(
+            f"GPUs at peak for {r.tier}: {r.low}-{r.high} (expected {r.expected}); to narrow it, {r.benchmark}",
+            highlight=False,
+        )

@@ -4,16 +4,16 @@ sends offline work to batch, so that shows as the seed's "most common sizing mis
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from monitor.plan.batch import BatchJob
 from monitor.plan.model import Plan
 from monitor.sizing.breakeven import Breakeven, tier_breakeven
-from monitor.sizing.plan_sizing import PlanSizing
+from monitor.sizing.plan_sizing import PlanSizing, SizedTier
 from monitor.sizing.surface import PathFacts, SurfaceDecision, walk
 
-__all__ = ["breakeven_to_dict", "decision_to_dict", "plan_decisions"]
+__all__ = ["GPURange", "breakeven_to_dict", "decision_to_dict", "gpu_ranges", "plan_decisions"]
 
 
 def plan_decisions(plan: Plan, sizing: PlanSizing) -> list[tuple[SurfaceDecision, Breakeven | None]]:
@@ -67,3 +67,31 @@ def decision_to_dict(d: SurfaceDecision, b: Breakeven | None) -> dict[str, Any]:
         "branches": [asdict(br) for br in d.branches],
         "breakeven": breakeven_to_dict(b) if b is not None else None,
     }
+
+
+@dataclass(frozen=True)
+class GPURange:
+    """The seed's "range the GPU count rather than quoting one number: the benchmark picks the point"."""
+
+    tier: str
+    low: int
+    expected: int
+    high: int
+    benchmark: str
+
+
+def gpu_ranges(sizing: PlanSizing) -> list[GPURange]:
+    return [_gpu_range(sizing.plan, s) for s in sizing.tiers if not s.sizing.standby]
+
+
+def _gpu_range(plan: Plan, sized: SizedTier) -> GPURange:
+    s, t = sized.sizing, sized.sizing.tier
+    low, mid, high = s.replicas_range
+    tp = t.tensor_parallel
+    ttft, tpot = plan.slo_for(t)
+    benchmark = (
+        f"benchmark TP{tp} replicas of {t.model} on {t.gpu} with the real prompt and output distributions (prompt "
+        f"p95 {s.workload.prompt_p95:,.0f} tokens) at 1x, 2x and 3x the expected peak: the requests/s one replica "
+        f"sustains with TTFT p95 under {ttft:g} s and TPOT p95 under {tpot * 1e3:g} ms picks the point in the range"
+    )
+    return GPURange(t.name, low * tp, mid * tp, high * tp, benchmark)
