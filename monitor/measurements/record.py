@@ -6,9 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from monitor.measurements.model import Item
+from monitor.measurements.model import ITEMS, Item
 
-__all__ = ["merge_record"]
+__all__ = ["merge_record", "ordered"]
+
+_ORDER = {spec.id: i for i, spec in enumerate(ITEMS)}
+
+
+def ordered(items: Iterable[Item]) -> list[Item]:
+    """In the capstone's order, tier by tier."""
+    return sorted(items, key=lambda i: (_ORDER.get(i.id, len(_ORDER)), i.tier))
 
 
 def merge_record(previous: Mapping[tuple[str, str], Item], current: Iterable[Item]) -> list[Item]:
@@ -19,7 +26,7 @@ def merge_record(previous: Mapping[tuple[str, str], Item], current: Iterable[Ite
         before = out.get((item.id, item.tier))
         if before is None or item.status.rank >= before.status.rank:
             out[(item.id, item.tier)] = _spanning(item, before)
-    return list(out.values())
+    return ordered(out.values())
 
 
 def _spanning(item: Item, before: Item | None) -> Item:

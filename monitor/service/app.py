@@ -27,6 +27,7 @@ from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
 from monitor.service.exporter import AdvisorMetrics
 from monitor.service.jobs import JobContext, run_evaluation, run_forecast_refit
+from monitor.service.measurement_job import run_measurements
 from monitor.service.results import Results, Snapshot, SourceStatus
 from monitor.service.settings import ConfigError, Settings
 from monitor.service.state import StateStore
@@ -66,6 +67,9 @@ class Services:
 
     def refit_now(self) -> Snapshot:
         return run_forecast_refit(self.jobs)
+
+    def measure_now(self) -> None:
+        run_measurements(self.jobs)
 
     def start(self) -> None:
         """Start the jobs: both run once right away, then on their intervals."""
@@ -134,6 +138,8 @@ def _scheduler(jobs: JobContext) -> BackgroundScheduler:
                       id="forecast-refit", name="forecast refit")  # fmt: skip
     scheduler.add_job(run_evaluation, "interval", args=[jobs], seconds=s.evaluation_interval, next_run_time=now,
                       id="evaluation", name="evaluation")  # fmt: skip
+    scheduler.add_job(run_measurements, "interval", args=[jobs], seconds=s.forecast_interval, next_run_time=now,
+                      id="measurements", name="measurement record")  # fmt: skip
     return scheduler
 
 

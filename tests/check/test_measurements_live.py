@@ -13,9 +13,13 @@ from typer.testing import CliRunner
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.cli.main import build_app
+from monitor.collector import PrometheusCollector
+from monitor.service.app import build_services
 from monitor.service.state import StateStore
+from monitor.source import HttpPrometheusSource, SourceSettings
 from monitor.triggers import EvalResult
 from tests.check.test_scenarios import COPILOT, NOW, backfill
+from tests.service.conftest import AUTH, ApiClient, make_settings
 
 pytestmark = pytest.mark.integration
 
@@ -89,3 +93,20 @@ def test_the_record_outlives_retention_in_the_state_file(prom: PrometheusProcess
     later = _run(prom, "--state", str(state), at=later_at)
     kept = later[("prefix-hit-rate", "copilot")]
     assert kept["status"] == "measured" and kept["last_seen"] <= NOW
+
+
+def test_the_service_keeps_and_serves_the_record(prom: PrometheusProcess, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, long_window="1d")
+    source = HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30))
+    collector = PrometheusCollector(source, long_window="1d")
+    services = build_services(settings, collector, clock=lambda: NOW, schedule=False)
+    try:
+        assert ApiClient(services.app).get("/v1/measurements", headers=AUTH).json()["items"] == []
+        services.measure_now()
+        body = ApiClient(services.app).get("/v1/measurements", headers=AUTH).json()
+    finally:
+        services.close()
+        source.close()
+    assert [i["id"] for i in body["items"]][:2] == ["latency-at-load", "goodput-at-slo"], "in the capstone's order"
+    assert body["summary"]["measured"] >= 3
+    assert {i["id"]: i["status"] for i in body["items"]}["prefix-hit-rate"] == "measured"
