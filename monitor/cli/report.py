@@ -45,6 +45,8 @@ def report(
     """Write a self-contained HTML report: sizing, drift, triggers, forecast with the schedule, cost."""
     from monitor.collector import PrometheusCollector  # heavy imports at run time keep `planwatch --help` fast
     from monitor.evaluation import evaluate
+    from monitor.measurements import judge_plan
+    from monitor.measurements.collect import read_measurements
     from monitor.report.html import ReportInputs, render_report
     from monitor.sizing.plan_sizing import size_plan
     from monitor.source import PrometheusUnreachable, QueryError
@@ -60,15 +62,17 @@ def report(
         try:
             observations = collector.collect(plan, now, window)
             histories = _histories(collector, plan, now, history_s)
+            sizing = size_plan(plan)
+            record = judge_plan(plan, sizing, read_measurements(source, plan, sizing, now, long_window))
         except PrometheusUnreachable as exc:
             fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
         except QueryError as exc:
             fail(f"Prometheus at {prometheus} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
     outlooks = _outlooks(histories, now, horizon_s)
-    result = evaluate(plan, size_plan(plan), observations, outlooks, (), {}, {}, now,
+    result = evaluate(plan, sizing, observations, outlooks, (), {}, {}, now,
                       held_since=now - parse_duration(window))  # fmt: skip
     try:
-        out.write_text(render_report(ReportInputs(result, histories, outlooks)), encoding="utf-8")
+        out.write_text(render_report(ReportInputs(result, histories, outlooks, tuple(record))), encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     err_console.print(f"wrote {out}")

@@ -110,3 +110,13 @@ def test_the_service_keeps_and_serves_the_record(prom: PrometheusProcess, tmp_pa
     assert [i["id"] for i in body["items"]][:2] == ["latency-at-load", "goodput-at-slo"], "in the capstone's order"
     assert body["summary"]["measured"] >= 3
     assert {i["id"]: i["status"] for i in body["items"]}["prefix-hit-rate"] == "measured"
+
+
+def test_the_report_has_the_measurement_section(prom: PrometheusProcess, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    argv = ["report", str(COPILOT), "--prometheus", prom.url, "--at", str(NOW), "--long-window", "1d",
+            "--history", "1d", "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(build_app(), argv)
+    assert result.exit_code == 0, result.output
+    section = out.read_text()[out.read_text().index("<h2>Measurement plan</h2>") :]
+    assert "Prefix-cache hit rate on real traffic" in section and '<span class="ok">measured</span>' in section
