@@ -25,7 +25,7 @@ from monitor.collector import PrometheusCollector
 from monitor.observe.collector import Collector
 from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
-from monitor.service.exporter import AdvisorMetrics
+from monitor.service.exporter import AdvisorMetrics, MeasurementMetrics
 from monitor.service.jobs import JobContext, run_evaluation, run_forecast_refit
 from monitor.service.measurement_job import run_measurements
 from monitor.service.results import Results, Snapshot, SourceStatus
@@ -122,6 +122,7 @@ def build_services(
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(AdvisorMetrics(results, clock))
     store = StateStore.open(settings.state_db)
+    registry.register(MeasurementMetrics(lambda: store.measurement_record().values()))
     jobs = JobContext(plan, sizing, settings, collector, store, results, clock, timer)
     services = Services(settings, jobs, registry, _scheduler(jobs) if schedule else None, close_collector)
     services.app = create_app(ApiContext(settings, results, store, registry, clock), _lifespan(services))
