@@ -27,7 +27,7 @@ _GPUS_NOW = (
 GPUS_MEAN = Query(
     "DCGM_FI_DEV_GPU_UTIL", "gpus_mean", f"avg_over_time(({_GPUS_NOW})[{{window}}:{{step}}])", "GPUs",
     "GPUs allocated to the tier's replicas, averaged over the window: GPU-hours used per hour.",
-    window="7d", step="5m", record=False,
+    window="7d", step="30m", record=False,
 )  # fmt: skip
 
 _DONE = " + ".join(
