@@ -112,50 +112,91 @@ def size_batch_job(plan: Plan, sizing: PlanSizing, job: BatchJob) -> BatchSizing
     )
 
 
+@dataclass(frozen=True)
+class _Sharing:
+    """The job on the online tier's off-peak floor, at the batch that keeps the tier's TPOT SLO."""
+
+    tier: Tier
+    average_rps: float
+    peak_rps: float
+    peak_hours: float
+    off_peak_rps: float
+    floor: int
+    rps_per_replica: float
+    used: float
+    hours: float
+    idle_replica_hours: float
+    batch: int
+    items_per_second: float
+    need: float
+    extra: int | None
+    gpu_hour_usd: float
+    item_tokens: float
+
+    @property
+    def usd(self) -> float | None:
+        return None if self.extra is None else self.extra * self.tier.tensor_parallel * self.gpu_hour_usd * self.hours
+
+
+def _sharing(plan: Plan, sizing: PlanSizing, tier: Tier, job: BatchJob) -> _Sharing:
+    sized = sizing.tier(tier.name)
+    wl, cost, ph = sized.sizing.workload, sized.cost, plan.workload.arrival.peak_hours_per_day
+    off_peak = max(0.0, (wl.average_rps * 24 - wl.peak_rps * ph) / (24 - ph))
+    floor, rps = cost.replicas_at_average, sized.sizing.expected.requests_per_second_per_replica
+    used = off_peak / (floor * rps) if floor and rps else math.inf
+    hours = job.window.hours_to_deadline
+    idle = max(0.0, HEADROOM - used) * floor * hours
+    shared = _replica(plan, tier, job, tier.gpu)
+    batch = max_batch_at_slo(shared, plan.slo_for(tier)[1]).batch
+    per_second = shared.requests_per_second(batch) if batch else 0.0
+    need = job.items / per_second / 3600 if per_second else math.inf
+    extra = math.ceil(max(0.0, need - idle) / hours - 1e-9) if math.isfinite(need) else None
+    item_tokens = shared.workload.prompt_mean + shared.workload.output_mean
+    return _Sharing(tier, wl.average_rps, wl.peak_rps, ph, off_peak, floor, rps, used, hours, idle, batch,
+                    per_second, need, extra, cost.gpu_hour_usd, item_tokens)  # fmt: skip
+
+
 def _quiet_hours(plan: Plan, sizing: PlanSizing, tier: Tier, job: BatchJob) -> tuple[BatchOption, list[str]]:
     name = f"online tier {tier.name} in its quiet hours"
     if tier.model != job.model:
         return BatchOption(name, None, False, (), f"{tier.name} serves {tier.model}, not {job.model}"), []
-    sized = sizing.tier(tier.name)
-    wl, cost, a = sized.sizing.workload, sized.cost, plan.workload.arrival
-    off_peak = max(0.0, (wl.average_rps * 24 - wl.peak_rps * a.peak_hours_per_day) / (24 - a.peak_hours_per_day))
-    floor, rps = cost.replicas_at_average, sized.sizing.expected.requests_per_second_per_replica
-    used = off_peak / (floor * rps) if floor and rps else math.inf
-    hours = job.window.hours_to_deadline
-    idle_replica_hours = max(0.0, HEADROOM - used) * floor * hours
-    shared = _replica(plan, tier, job, tier.gpu)
-    at_slo = max_batch_at_slo(shared, plan.slo_for(tier)[1])
-    need = job.items / shared.requests_per_second(at_slo.batch) / 3600 if at_slo.batch else math.inf
-    extra = math.ceil(max(0.0, need - idle_replica_hours) / hours - 1e-9) if math.isfinite(need) else None
-    price = cost.gpu_hour_usd
-    usd = None if extra is None else extra * tier.tensor_parallel * price * hours
-    formula = (
-        f"off-peak rate = ({wl.average_rps:.2f} x 24 - {wl.peak_rps:.2f} x {a.peak_hours_per_day:g}) / "
-        f"{24 - a.peak_hours_per_day:g} = {off_peak:.2f} req/s on a floor of {floor} replicas x {rps:.2f} req/s "
-        f"= {used:.0%} used",
-        f"idle below {HEADROOM:.0%} = ({HEADROOM:g} - {used:.2f}) x {floor} x {hours:g} h = "
-        f"{idle_replica_hours:,.1f} replica-hours before the deadline",
-        f"needed at the online TPOT SLO (batch {at_slo.batch}) = {job.items:,} items / "
-        f"{shared.requests_per_second(at_slo.batch) if at_slo.batch else 0:.3f} items/s = {need:,.1f} replica-hours",
-        f"extra = ceil(max(0, {need:,.1f} - {idle_replica_hours:,.1f}) / {hours:g} h) = {extra} replicas x "
-        f"{tier.tensor_parallel} GPUs x ${price:.2f} x {hours:g} h = ${usd or 0:,.0f} per run",
+    sh = _sharing(plan, sizing, tier, job)
+    note = "paid for already: the floor is held for online traffic" if sh.extra == 0 else ""
+    return BatchOption(name, sh.usd, sh.extra is not None, _quiet_formula(sh, job), note), _risks(plan, sh, job)
+
+
+def _quiet_formula(sh: _Sharing, job: BatchJob) -> tuple[str, ...]:
+    return (
+        f"off-peak rate = ({sh.average_rps:.2f} x 24 - {sh.peak_rps:.2f} x {sh.peak_hours:g}) / "
+        f"{24 - sh.peak_hours:g} = {sh.off_peak_rps:.2f} req/s on a floor of {sh.floor} replicas x "
+        f"{sh.rps_per_replica:.2f} req/s = {sh.used:.0%} used",
+        f"idle below {HEADROOM:.0%} = ({HEADROOM:g} - {sh.used:.2f}) x {sh.floor} x {sh.hours:g} h = "
+        f"{sh.idle_replica_hours:,.1f} replica-hours before the deadline",
+        f"needed at the online TPOT SLO (batch {sh.batch}) = {job.items:,} items / {sh.items_per_second:.3f} "
+        f"items/s = {sh.need:,.1f} replica-hours",
+        f"extra = ceil(max(0, {sh.need:,.1f} - {sh.idle_replica_hours:,.1f}) / {sh.hours:g} h) = {sh.extra} "
+        f"replicas x {sh.tier.tensor_parallel} GPUs x ${sh.gpu_hour_usd:.2f} x {sh.hours:g} h = "
+        f"${sh.usd or 0:,.0f} per run",
     )
-    risks = []
-    if extra is None:
-        risks.append(f"no batch of this job's items keeps {tier.name}'s TPOT SLO: it cannot share the tier")
-    elif extra > 0:
+
+
+def _risks(plan: Plan, sh: _Sharing, job: BatchJob) -> list[str]:
+    """Why running the job on the online tier would put the online SLO at risk (none: it would not)."""
+    name, risks = sh.tier.name, []
+    if sh.extra is None:
+        risks.append(f"no batch of this job's items keeps {name}'s TPOT SLO: it cannot share the tier")
+    elif sh.extra > 0:
         risks.append(
-            f"the job needs {need:,.1f} replica-hours, the quiet hours leave {idle_replica_hours:,.1f}: it would "
-            f"run {tier.name} above {HEADROOM:.0%} of saturation unless {extra} replicas are added"
+            f"the job needs {sh.need:,.1f} replica-hours, the quiet hours leave {sh.idle_replica_hours:,.1f}: it "
+            f"would run {name} above {HEADROOM:.0%} of saturation unless {sh.extra} replicas are added"
         )
-    if _overlaps(plan.workload.business_hours, job.window.start, hours):
+    if _overlaps(plan.workload.business_hours, job.window.start, sh.hours):
         risks.append(f"the window {job.window.start}-{job.window.end} overlaps business hours, when the floor "
                      "assumption does not hold")  # fmt: skip
-    context = wl.prompt_mean, shared.workload.prompt_mean + shared.workload.output_mean
-    if tier.max_model_len and context[1] > tier.max_model_len:
-        risks.append(f"an item's {context[1]:,.0f} tokens exceed {tier.name}'s max_model_len {tier.max_model_len:,}")
-    note = "paid for already: the floor is held for online traffic" if extra == 0 else ""
-    return BatchOption(name, usd, extra is not None, formula, note), risks
+    limit = sh.tier.max_model_len
+    if limit and sh.item_tokens > limit:
+        risks.append(f"an item's {sh.item_tokens:,.0f} tokens exceed {name}'s max_model_len {limit:,}")
+    return risks
 
 
 def _pool(plan: Plan, tier: Tier, job: BatchJob, replica_hours: float) -> BatchOption:
