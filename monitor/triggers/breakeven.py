@@ -23,6 +23,8 @@ def dedicated_below_breakeven(inputs: TriggerInputs, tier: str) -> Evidence | No
     price = plan.costs.serverless_usd_per_million_tokens
     if tier == FLEET or price is None or plan.tier(tier).surface != "dedicated":
         return None
+    if plan.tier(tier).routing.share == 0:  # a standby (fallback) tier is held idle on purpose
+        return None
     obs, t = inputs.tiers[tier].observation, plan.tier(tier)
     tokens, gpus = obs.tokens_rate_long.value, obs.gpus_mean_long.value
     gpu_hour = plan.costs.gpu_hour_usd.get(t.gpu)
