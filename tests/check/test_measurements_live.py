@@ -120,3 +120,17 @@ def test_the_report_has_the_measurement_section(prom: PrometheusProcess, tmp_pat
     assert result.exit_code == 0, result.output
     section = out.read_text()[out.read_text().index("<h2>Measurement plan</h2>") :]
     assert "Prefix-cache hit rate on real traffic" in section and '<span class="ok">measured</span>' in section
+
+
+def test_the_table_names_each_item(prom: PrometheusProcess) -> None:
+    argv = ["measurements", str(COPILOT), "--prometheus", prom.url, "--at", str(NOW), "--window", "1d"]
+    result = CliRunner().invoke(build_app(), argv, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    for text in ("measurement plan (capstone Step 6)", "Prefix-cache hit rate on real traffic", "not yet", "partly"):
+        assert text in result.output
+
+
+def test_an_unreachable_prometheus_exits_3() -> None:
+    argv = ["measurements", str(COPILOT), "--prometheus", "http://127.0.0.1:9", "--window", "1d", "--timeout", "2"]
+    result = CliRunner().invoke(build_app(), argv)
+    assert result.exit_code == 3, result.output
