@@ -4,18 +4,30 @@ dedicated/serverless breakeven its surface was chosen for? (qualification seed, 
 Dedicated tier: the observed token rate priced per token against the GPU-hours it actually held, both over
 the long window. Serverless tier: the same observed volume priced per token against what sizing says the tier
 would cost dedicated. Either check needs the plan's serverless price; unknown volume or GPUs is no finding.
+Volume is judged only over a week or more: a shorter window sees a weekend or a peak day, not the month the
+breakeven is about (as burstiness is judged only over the plan's week).
 """
 
 from __future__ import annotations
 
+from monitor.observe.model import Measurement
 from monitor.plan.model import FLEET
 from monitor.sizing.breakeven import Breakeven, tier_breakeven
 from monitor.triggers.model import Evidence, TriggerInputs
-from monitor.units import SECONDS_PER_MONTH
+from monitor.units import SECONDS_PER_DAY, SECONDS_PER_MONTH, parse_duration
 
 __all__ = ["dedicated_below_breakeven", "serverless_above_breakeven"]
 
 _HOURS_PER_MONTH = SECONDS_PER_MONTH / 3600.0
+_A_WEEK = 7 * SECONDS_PER_DAY
+
+
+def _over_a_week(m: Measurement) -> float | None:
+    """The value, if it was measured over a week or more."""
+    try:
+        return m.value if m.window and parse_duration(m.window) >= _A_WEEK else None
+    except ValueError:
+        return None
 
 
 def dedicated_below_breakeven(inputs: TriggerInputs, tier: str) -> Evidence | None:
@@ -26,7 +38,7 @@ def dedicated_below_breakeven(inputs: TriggerInputs, tier: str) -> Evidence | No
     if plan.tier(tier).routing.share == 0:  # a standby (fallback) tier is held idle on purpose
         return None
     obs, t = inputs.tiers[tier].observation, plan.tier(tier)
-    tokens, gpus = obs.tokens_rate_long.value, obs.gpus_mean_long.value
+    tokens, gpus = _over_a_week(obs.tokens_rate_long), _over_a_week(obs.gpus_mean_long)
     gpu_hour = plan.costs.gpu_hour_usd.get(t.gpu)
     if tokens is None or gpus is None or gpu_hour is None:
         return None
@@ -51,7 +63,7 @@ def serverless_above_breakeven(inputs: TriggerInputs, tier: str) -> Evidence | N
     if tier == FLEET or plan.tier(tier).surface != "serverless":
         return None
     obs = inputs.tiers[tier].observation
-    tokens, planned = obs.tokens_rate_long.value, tier_breakeven(plan, inputs.sizing.tier(tier))
+    tokens, planned = _over_a_week(obs.tokens_rate_long), tier_breakeven(plan, inputs.sizing.tier(tier))
     if tokens is None or planned is None:
         return None
     be = Breakeven.of_rate(tokens, planned.dedicated_usd_per_month, planned.serverless_usd_per_million)

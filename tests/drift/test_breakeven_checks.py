@@ -23,14 +23,18 @@ def _fired(plan: Plan, tokens: Measurement, gpus: Measurement) -> bool:
     return any(t.trigger == BELOW for t in ev.triggers)
 
 
-LOW, GPUS = Measurement.of(2_000.0), Measurement.of(12.0)  # 5.2 B tokens/month on 12 GPUs held
+# 5.2 B tokens/month on 12 GPUs held, both over a week.
+LOW, GPUS = Measurement.of(2_000.0, window="7d"), Measurement.of(12.0, window="7d")
 
 
 @pytest.mark.parametrize(
     ("text", "tokens", "gpus", "fired"),
     [
         pytest.param(COPILOT, LOW, GPUS, True, id="5 B tokens a month on 12 GPUs is below the breakeven"),
-        pytest.param(COPILOT, Measurement.of(40_000.0), GPUS, False, id="100 B tokens a month is above it"),
+        pytest.param(COPILOT, Measurement.of(40_000.0, window="7d"), GPUS, False,
+                     id="100 B tokens a month is above it"),
+        pytest.param(COPILOT, Measurement.of(2_000.0, window="1d"), Measurement.of(12.0, window="1d"), False,
+                     id="a day's volume is not judged: a weekend is not the month"),
         pytest.param(COPILOT, Measurement.unknown("no data"), GPUS, False, id="unknown volume is no finding"),
         pytest.param(COPILOT, LOW, Measurement.unknown("no dcgm"), False, id="unknown GPUs held is no finding"),
         pytest.param(COPILOT.replace("  serverless_usd_per_million_tokens: 0.90\n", ""), LOW, GPUS, False,
