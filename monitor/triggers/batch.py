@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from monitor.batch_collect import batch_key
+from monitor.batch_progress import batch_progress
 from monitor.plan.batch import BatchJob, current_run
 from monitor.plan.model import FLEET
 from monitor.triggers.model import Evidence, TriggerInputs
@@ -36,37 +37,30 @@ def batch_misses_deadline(inputs: TriggerInputs, tier: str) -> Evidence | None:
 
 
 def _late(inputs: TriggerInputs, job: BatchJob) -> Evidence | None:
-    extra = inputs.tiers[FLEET].observation.extra
-    done, rate = extra.get(batch_key(job.name, "done")), extra.get(batch_key(job.name, "rate"))
-    if done is None or done.value is None:
+    observations = {name: t.observation for name, t in inputs.tiers.items()}
+    (p,) = [p for p in batch_progress(inputs.plan, observations, inputs.now) if p.job.name == job.name]
+    finish, done, left = p.projected_finish, p.done.value, p.remaining
+    if finish is None or done is None or left is None or left == 0:
         return None
-    start, deadline, _ = current_run(job, inputs.plan.workload.business_hours.timezone, inputs.now)
-    total = job.input_tokens_per_run + job.output_tokens_per_run
-    remaining = total - done.value
-    if remaining <= 0:
-        return None
-    now = inputs.now
+    now, deadline = inputs.now, p.deadline
     if now >= deadline:
         verdict = f"missed its deadline {job.window.deadline or job.window.end}"
-    elif rate is None or rate.value is None:
-        return None
-    elif rate.value <= 0:
-        if now - start < _STALLED_AFTER_SECONDS:
+    elif math.isinf(finish):
+        if now - p.start < _STALLED_AFTER_SECONDS:
             return None
         verdict = "is stalled (no tokens processed in the last 5 minutes)"
+    elif finish <= deadline:
+        return None
     else:
-        finish = now + remaining / rate.value
-        if finish <= deadline:
-            return None
-        verdict = f"will miss its deadline by {format_seconds(finish - deadline)} at {rate.value:,.0f} tokens/s"
-    left = format_seconds(max(0.0, deadline - now))
-    needed = remaining / (deadline - now) if deadline > now else math.inf
+        verdict = f"will miss its deadline by {format_seconds(finish - deadline)} at {p.rate.value:,.0f} tokens/s"
+    needed = left / (deadline - now) if deadline > now else math.inf
     return Evidence(
-        f"batch job {job.name} {verdict}: {done.value / total:.0%} done ({done.value / 1e6:,.1f} M of "
-        f"{total / 1e6:,.1f} M tokens), {left} to the deadline, needing {needed:,.0f} tokens/s",
-        observed={f"{job.name}:tokens_done": done.value, f"{job.name}:tokens_per_second": rate.value if rate else None},
-        plan={f"{job.name}:tokens_per_run": total, f"{job.name}:deadline": deadline},
-        queries=tuple(m.query for m in (done, rate) if m is not None and m.query),
+        f"batch job {job.name} {verdict}: {done / p.total_tokens:.0%} done ({done / 1e6:,.1f} M of "
+        f"{p.total_tokens / 1e6:,.1f} M tokens), {format_seconds(max(0.0, deadline - now))} to the deadline, "
+        f"needing {needed:,.0f} tokens/s",
+        observed={f"{job.name}:tokens_done": done, f"{job.name}:tokens_per_second": p.rate.value},
+        plan={f"{job.name}:tokens_per_run": p.total_tokens, f"{job.name}:deadline": deadline},
+        queries=tuple(m.query for m in (p.done, p.rate) if m.query),
     )
 
 

@@ -13,9 +13,11 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from typer.testing import CliRunner
 
 from fleetsim.batch import batch_history, batch_run
 from monitor.batch_collect import batch_key
+from monitor.cli.main import build_app
 from monitor.collector import PrometheusCollector
 from monitor.evaluation import Evaluation, evaluate
 from monitor.plan import Plan, parse_plan
@@ -84,3 +86,15 @@ def test_progress_is_read_from_the_jobs_own_series(backfilled_prometheus: Backfi
     (record,) = [t for t in ev.triggers if t.trigger == DEADLINE]
     assert "batch job nightly will miss its deadline by" in record.evidence.summary
     assert 'batch_job="nightly"' in record.evidence.queries[0]
+
+
+def test_check_shows_each_runs_progress(backfilled_prometheus: BackfillFactory, tmp_path: Path) -> None:
+    plan = _plan()
+    path = tmp_path / "plan.yaml"
+    path.write_text(COPILOT.read_text() + JOB.format(runs_on="batch-api"))
+    prom = backfilled_prometheus(batch_history(batch_run(plan, "nightly", speed=0.5, tier_label="copilot"),
+                                               NOW - 6 * 3600, NOW, step=60))  # fmt: skip
+    argv = ["check", str(path), "--prometheus", prom.url, "--at", str(NOW), "--window", "5m", "--long-window", "1h"]
+    result = CliRunner().invoke(build_app(), argv, env={"COLUMNS": "300"})
+    assert "batch job nightly (run from 22:00, deadline 06:00): 29% done (368.5 M of 1,260.0 M tokens)" in result.output
+    assert "(late)" in result.output and "tokens/s on online tier copilot" in result.output
