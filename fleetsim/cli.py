@@ -6,6 +6,7 @@
                         [--trace FILE] [--start UNIX|ISO] [--dcgm-interval S]
     fleetsim scenarios                       list the scenarios and the metric each one moves
     fleetsim backfill PLAN ...               history into a Prometheus data directory (fleetsim.backfill)
+    fleetsim batch PLAN --job NAME --out F   a batch job's engines as OpenMetrics history (fleetsim.batch_cli)
 
 Bad input (a missing plan, an unknown scenario, a malformed trace line, a port in use, an unreadable
 state) prints one clear line on stderr and exits with status 2; never a traceback.
@@ -22,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from fleetsim import backfill
+from fleetsim import backfill, batch_cli
 from fleetsim.metrics import GENERATIONS
 from fleetsim.scenarios import SCENARIOS, ScenarioError, parse_scenarios, parse_time
 from fleetsim.state import StateError, load_state
@@ -33,6 +34,7 @@ __all__ = ["app", "main"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Emulate a vLLM + dcgm-exporter fleet.")
 backfill.register(app)  # `fleetsim backfill`: weeks of history into a Prometheus data directory
+batch_cli.register(app)  # `fleetsim batch`: a plan's batch job as OpenMetrics history
 
 
 class UsageProblem(Exception):

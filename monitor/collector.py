@@ -26,10 +26,12 @@ from typing import Any, cast
 from monitor import queries as q
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
 from monitor.observe.caveats import absent_key_series, speculative_decoding
+from monitor.batch_collect import with_batch_readings
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
+from monitor.queries.cost import GPUS_MEAN, TOKENS_RATE
 from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
 from monitor.queries.selector import Selector
@@ -68,6 +70,8 @@ _FIELDS: dict[str, tuple[Query, str]] = {
     "gpu_memory_used_fraction": (q.GPU_MEMORY_USED_RATIO, "window"),
     "gpu_power_watts": (q.GPU_POWER_MEAN, "window"),
     "gpu_xid_errors": (q.XID_GPUS, "window"),
+    "tokens_rate_long": (TOKENS_RATE, "long"),
+    "gpus_mean_long": (GPUS_MEAN, "long"),
 }
 # Histogram -> (bucket-vector query, {observation field: (quantile, the quantile's own catalog query)}).
 _HISTOGRAMS: dict[str, tuple[Query, dict[str, tuple[float, Query]]]] = {
@@ -122,7 +126,8 @@ _PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p5
 # Statistics of the long window's history: unknown where the history covers too little of it.
 _OVER_HISTORY = ("peak_rate", "average_rate")
 # Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
-_NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate"}
+_NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate",
+                        "tokens_rate_long", "gpus_mean_long"}  # fmt: skip
 
 Samples = list[tuple[dict[str, str], float]]
 
@@ -188,7 +193,8 @@ class PrometheusCollector:
                    "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
                              self.min_history_share)  # fmt: skip
-        return {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
+        observed = {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
+        return with_batch_readings(self.source, plan, now, observed)
 
     def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
         """Per tier: are its recorded series fresh, and since when do they reach back?"""

@@ -4,6 +4,8 @@ composition, so the three give the same advice on the same history)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from monitor.cli.common import ExitCode, fail
@@ -19,6 +21,7 @@ __all__ = [
     "REACTIVE_ONLY",
     "LiveEvaluation",
     "evaluate_live",
+    "exit_on_prometheus_errors",
     "forecast_to_dict",
     "forecast_windows",
     "validate_windows",
@@ -63,6 +66,17 @@ def forecast_windows(history: str, horizon: str, step_seconds: float = DEFAULT_W
     return ForecastWindows(history_s, step_seconds, horizon_s)
 
 
+@contextmanager
+def exit_on_prometheus_errors(url: str) -> Iterator[None]:
+    """An unreachable Prometheus or a refused query exits with status 3, the URL shown without credentials."""
+    try:
+        yield
+    except PrometheusUnreachable as exc:
+        fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
+    except QueryError as exc:
+        fail(f"Prometheus at {redact_url(url)} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
+
+
 def evaluate_live(
     source: HttpPrometheusSource,
     plan: Plan,
@@ -76,14 +90,9 @@ def evaluate_live(
     """Collect the observations over `window` ending at `now`, fit the forecasts (unless `windows` is None)
     and evaluate once. An unreachable Prometheus or a refused query exits with status 3."""
     collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
-    url = redact_url(source.settings.url)
-    try:
+    with exit_on_prometheus_errors(source.settings.url):
         observations = collector.collect(plan, now, window)
         fitted = fit_outlooks(collector, plan, now, windows) if windows is not None else None
-    except PrometheusUnreachable as exc:
-        fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
-    except QueryError as exc:
-        fail(f"Prometheus at {url} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
     inputs = EvaluationInputs(
         plan,
         observations,

@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import calibrate, check, demo, forecast, report, rules, serve, size
+    from monitor.cli import calibrate, check, demo, forecast, measurements, report, rules, serve, size
 
     app = typer.Typer(
         name="planwatch",
@@ -33,6 +33,7 @@ def build_app() -> typer.Typer:
     rules.register(app)
     serve.register(app)
     demo.register(app)
+    measurements.register(app)
     return app
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.table import Table
 
+from monitor.cli.render_batch import print_batch_jobs
 from monitor.drift import DriftRow, Status
 from monitor.evaluation import Evaluation
 from monitor.plan.model import FLEET
@@ -24,6 +25,7 @@ def print_evaluation(ev: Evaluation, console: Console) -> None:
     for section in ev.sections:
         console.print(_drift_table(section.tier, section.observation.window, section.drift))
     _print_triggers(ev, console)
+    print_batch_jobs(ev, console)
     _print_recommendations(ev, console)
     for w in ev.warnings:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)

@@ -34,7 +34,9 @@ def report(
     timeout: Timeout = 30.0,
 ) -> None:
     """Write a self-contained HTML report: sizing, drift, triggers, forecast with the schedule, cost."""
-    from monitor.cli.live import evaluate_live, forecast_windows, validate_windows  # heavy: keep --help fast
+    from monitor.cli.live import evaluate_live, exit_on_prometheus_errors, forecast_windows, validate_windows
+    from monitor.measurements import judge_plan
+    from monitor.measurements.collect import read_measurements
     from monitor.report.html import ReportInputs, render_report
 
     validate_windows(window, long_window)
@@ -43,11 +45,15 @@ def report(
     now = parse_time(at) or time.time()
     with make_source(prometheus, header, bearer_token_file, insecure, timeout) as source:
         live = evaluate_live(source, plan, now, window, long_window=long_window, windows=windows)
+        with exit_on_prometheus_errors(source.settings.url):
+            sizing = live.evaluation.sizing
+            record = judge_plan(plan, sizing, read_measurements(source, plan, sizing, now, long_window))
     for note in live.forecast_notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False)
     histories = live.fitted.histories if live.fitted else {}
     try:
-        out.write_text(render_report(ReportInputs(live.evaluation, histories, live.evaluation.outlooks)), "utf-8")
+        inputs = ReportInputs(live.evaluation, histories, live.evaluation.outlooks, tuple(record))
+        out.write_text(render_report(inputs), "utf-8")
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     err_console.print(f"wrote {out}")

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from monitor.cli.common import json_dumps, load_plan_or_exit
+from monitor.cli.size_batch import batch_to_dict, print_batch_jobs
+from monitor.cli.size_surface import gpu_ranges_to_dict, print_gpu_ranges, print_surfaces, surfaces_to_dict
 from monitor.sizing.capacity import CurvePoint
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.sizing.export import sizing_to_dict
@@ -40,7 +42,12 @@ def size(
         raise typer.BadParameter(f"{fmt!r} is not one of table, json", param_hint="--format")
     sizing = size_plan(load_plan_or_exit(plan_path))
     if fmt == "json":
-        out = sizing_to_dict(sizing)
+        out = {
+            **sizing_to_dict(sizing),
+            "surfaces": surfaces_to_dict(sizing),
+            "batch_jobs": batch_to_dict(sizing),
+            "gpu_ranges": gpu_ranges_to_dict(sizing),
+        }
         if verify:
             out["verify"] = _verify(sizing, minutes, None)
         typer.echo(json_dumps(out))
@@ -71,6 +78,9 @@ def _print_tables(sizing: PlanSizing, console: Console) -> None:
             console.print(f"  [yellow]finding:[/] {finding}", highlight=False)
         _print_curve(sized.sizing.capacity_curve, sized.sizing.expected.max_batch, console)
     _print_fleet(sizing, console)
+    print_gpu_ranges(sizing, console)
+    print_batch_jobs(sizing, console)
+    print_surfaces(sizing, console)
 
 
 def _print_curve(curve: tuple[CurvePoint, ...], slo_batch: int, console: Console) -> None:

@@ -29,6 +29,7 @@ __all__ = [
     "FORECAST_PEAK_AT",
     "FORECAST_PEAK_UPPER",
     "LAST_EVALUATION_AT",
+    "MEASUREMENT_STATUS",
     "NEXT_SCALE_UP_AT",
     "NEXT_SCALE_UP_REPLICAS",
     "PLAN_COLD_START",
@@ -136,10 +137,17 @@ LAST_EVALUATION_AT = _q(
 PROMETHEUS_UP = _q("planwatch_prometheus_up", "now", "min(planwatch_prometheus_up)", "bool",
                    "1 if planwatch's last evaluation reached Prometheus, else 0.")  # fmt: skip
 
+MEASUREMENT_STATUS = _q(
+    "planwatch_measurement_status", "status",
+    f"planwatch_measurement_status{{sel}} or planwatch_measurement_status{_FLEET}", "enum",
+    "Each item of the measurement plan (capstone Step 6): 0 not yet, 1 partly, 2 measured; plan-wide items "
+    "(FP8 quality, TP scaling) carry tier fleet.",
+)  # fmt: skip
+
 ALL: tuple[Query, ...] = (
     PLAN_TTFT_P95, PLAN_TPOT_P95, PLAN_PROMPT_P95, PLAN_OUTPUT_P95, PLAN_PREFIX_HIT, PLAN_PEAK_RATE,
     PLAN_REQUESTS_PER_REPLICA, PLAN_COLD_START, PLAN_REPLICAS_MAX, RECOMMENDED_REPLICAS, CURRENT_REPLICAS,
     RECOMMENDATION_STALE, NEXT_SCALE_UP_AT, NEXT_SCALE_UP_REPLICAS, FORECAST_PEAK, FORECAST_PEAK_UPPER,
     FORECAST_PEAK_AT, TRIGGERS_ACTIVE, DRIFT_STATUS, DRIFT_CAPACITY_RATIO, BUSINESS_OPEN, LAST_EVALUATION_AT,
-    PROMETHEUS_UP,
+    PROMETHEUS_UP, MEASUREMENT_STATUS,
 )  # fmt: skip

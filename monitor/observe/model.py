@@ -92,6 +92,8 @@ class TierObservation:
     gpu_memory_used_fraction: Measurement = _UNSEEN
     gpu_power_watts: Measurement = _UNSEEN
     gpu_xid_errors: Measurement = _UNSEEN  # GPUs with a new XID in the window
+    tokens_rate_long: Measurement = _UNSEEN  # prompt + output tokens/s over the long window (per-token billing)
+    gpus_mean_long: Measurement = _UNSEEN  # GPUs held by the tier, mean over the long window (GPU-hours per hour)
     # Share of requests breaking each SLO per burn window, keyed "ttft:1h", "tpot:5m", "errors:6h".
     bad_fraction: dict[str, Measurement] = field(default_factory=dict)
     extra: dict[str, Measurement] = field(default_factory=dict)

@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from monitor.plan import reader
+from monitor.plan.batch_checks import batch_job_problems
 from monitor.plan.catalog import BUILTIN_GPUS
 from monitor.plan.memory import kv_budget_bytes, kv_bytes_per_token, weights_bytes
 from monitor.plan.model import FLEET, Plan, Tier
@@ -89,6 +90,7 @@ def plan_problems(plan: Plan) -> list[PlanProblem]:
         *_unique_tier_names(plan),
         *_memory_fit(plan),
         *_routing_coverage(plan),
+        *(PlanProblem(path, message) for path, message in batch_job_problems(plan)),
     ]
 
 

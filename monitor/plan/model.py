@@ -14,8 +14,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from monitor.plan.batch import BatchJob
 from monitor.plan.catalog import BUILTIN_GPUS, DType, GPUSpec
 from monitor.queries.selector import Selector
+from monitor.plan.constraints import Constraints
 from monitor.units import parse_bytes, parse_duration
 
 __all__ = [
@@ -323,6 +325,9 @@ class Tier(_Strict):
     )
     max_model_len: int | None = Field(default=None, gt=0)
     slo: SLOOverride = SLOOverride()
+    surface: Literal["dedicated", "serverless"] = Field(
+        default="dedicated", description="How the path is served: per GPU-hour, or per token on a shared API."
+    )
 
     @field_validator("selector")
     @classmethod
@@ -415,6 +420,8 @@ class Plan(_Strict):
     tiers: tuple[Tier, ...] = Field(min_length=1)
     tolerances: Tolerances = Tolerances()
     costs: Costs = Costs()
+    constraints: Constraints = Constraints()
+    batch_jobs: tuple[BatchJob, ...] = ()
 
     def gpu(self, name: str) -> GPUSpec:
         return self.gpus.get(name) or BUILTIN_GPUS[name]

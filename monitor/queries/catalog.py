@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from monitor.queries import engine, gpu, latency, traffic
+from monitor.queries import cost, engine, gpu, inventory, latency, traffic
 from monitor.queries.query import Query
 
 __all__ = ["ALL", "BY_NAME", "get", "recorded"]
 
-ALL: tuple[Query, ...] = (*traffic.QUERIES, *latency.QUERIES, *engine.QUERIES, *gpu.QUERIES)
+ALL: tuple[Query, ...] = (*traffic.QUERIES, *latency.QUERIES, *engine.QUERIES, *gpu.QUERIES, *cost.QUERIES,
+                           *inventory.QUERIES)  # fmt: skip
 
 
 def _index(queries: tuple[Query, ...]) -> Mapping[str, Query]:

@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from monitor.advice import DemandOutlook, ScaleStep
 from monitor.drift import Status
 from monitor.evaluation import Evaluation
+from monitor.measurements.model import Item
 from monitor.observe.collector import DemandHistory
 from monitor.plan.model import FLEET
 from monitor.report.charts import demand_chart_svg
+from monitor.report.measurements import measurements_section
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.triggers import trigger_def
 from monitor.units import format_value
@@ -29,6 +31,7 @@ class ReportInputs:
     evaluation: Evaluation
     histories: Mapping[str, DemandHistory]
     outlooks: Mapping[str, DemandOutlook]
+    measurements: tuple[Item, ...] = ()
 
 
 _CSS = """
@@ -57,7 +60,8 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], raw: bool = Fa
 def render_report(inputs: ReportInputs) -> str:
     ev = inputs.evaluation
     when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [_summary(ev), _sizing(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev)]
+    sections = [_summary(ev), _sizing(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev),
+                measurements_section(inputs.measurements)]  # fmt: skip
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>planwatch report: {_e(ev.plan.name)}</title><style>{_CSS}</style></head><body>"

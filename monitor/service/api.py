@@ -22,6 +22,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from starlette.concurrency import run_in_threadpool
 
+from monitor.measurements.export import record_to_dict
+from monitor.measurements.record import ordered
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
 from monitor.service.guard import MAX_BODY_BYTES, BodyGuard, token_problem
@@ -175,6 +177,11 @@ def _read_routes() -> APIRouter:
     )
     async def forecast(ctx: Ctx, tier: TierParam = None) -> Response:
         return _view(ctx, "forecast", tier, views.forecast_body)
+
+    @r.get("/measurements", summary="The measurement plan's record: each item measured, partly or not yet")
+    async def measurements(ctx: Ctx) -> dict[str, Any]:
+        items = await run_in_threadpool(ctx.store.measurement_record)
+        return record_to_dict(ordered(items.values()))
 
     @r.get("/evals", summary="Every posted eval result", response_model=schemas.EvalsResponse)
     def evals(ctx: Ctx) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from fastapi import FastAPI
@@ -25,8 +25,9 @@ from monitor.collector import PrometheusCollector
 from monitor.observe.collector import Collector
 from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
-from monitor.service.exporter import AdvisorMetrics, StateMetrics
+from monitor.service.exporter import AdvisorMetrics, MeasurementMetrics, StateMetrics
 from monitor.service.jobs import JobContext, run_evaluation, run_forecast_refit
+from monitor.service.measurement_job import run_measurements
 from monitor.service.results import Results, Snapshot, SourceStatus
 from monitor.service.settings import ConfigError, Settings
 from monitor.service.state import StateStore
@@ -67,6 +68,9 @@ class Services:
 
     def refit_now(self) -> Snapshot:
         return run_forecast_refit(self.jobs)
+
+    def measure_now(self) -> None:
+        run_measurements(self.jobs)
 
     def start(self) -> None:
         """Start the jobs: both run once right away, then on their intervals."""
@@ -120,6 +124,7 @@ def build_services(
     registry.register(AdvisorMetrics(results, clock))
     store = StateStore.open(settings.state_db)
     registry.register(StateMetrics(lambda: store.unreadable_rows))
+    registry.register(MeasurementMetrics(lambda: store.measurement_record().values()))
     jobs = JobContext(plan, sizing, settings, collector, store, results, clock, timer)
     services = Services(settings, jobs, registry, _scheduler(jobs) if schedule else None, close_collector)
     services.app = create_app(ApiContext(settings, results, store, registry, clock), _lifespan(services))
@@ -136,6 +141,10 @@ def _scheduler(jobs: JobContext) -> BackgroundScheduler:
                       id="forecast-refit", name="forecast refit")  # fmt: skip
     scheduler.add_job(run_evaluation, "interval", args=[jobs], seconds=s.evaluation_interval, next_run_time=now,
                       id="evaluation", name="evaluation")  # fmt: skip
+    # The record's range queries are the heaviest planwatch runs: first after start-up's evaluations, not with them.
+    later = now + timedelta(seconds=2 * s.evaluation_interval)
+    scheduler.add_job(run_measurements, "interval", args=[jobs], seconds=s.forecast_interval, next_run_time=later,
+                      id="measurements", name="measurement record")  # fmt: skip
     return scheduler
 
 

@@ -15,19 +15,21 @@ Conventions an alert or a KEDA trigger can rely on:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
 from monitor.drift import Status
+from monitor.measurements.model import Item
 from monitor.plan.hours import in_business_hours
 from monitor.plan.model import ASSUMPTIONS, Plan
 from monitor.service.results import Outcome, Results, Snapshot
 from monitor.sizing.plan_sizing import PlanSizing
 from monitor.triggers import TriggerState
 
-__all__ = ["AdvisorMetrics", "StateMetrics", "plan_metrics"]
+__all__ = ["AdvisorMetrics", "MeasurementMetrics", "StateMetrics", "plan_metrics"]
 
 _DRIFT_LEVEL = {Status.OK: 0.0, Status.WARN: 1.0, Status.BREACH: 2.0}
 
@@ -214,3 +216,24 @@ def _forecasts(s: Snapshot) -> Iterator[Metric]:
         if f.next_peak_upper_rps is not None:
             upper.add_metric([name], f.next_peak_upper_rps)
     yield from (peak, upper, when)
+
+
+class MeasurementMetrics(Collector):
+    """The measurement plan's record (read from the state file at each scrape: a few rows) as
+    `planwatch_measurement_status{item,tier}`: 0 not yet, 1 partly, 2 measured."""
+
+    def __init__(self, record: Callable[[], Iterable[Item]]):
+        self._record = record
+
+    def collect(self) -> Iterator[Metric]:
+        g = _gauge("planwatch_measurement_status", "Measurement plan item: 0 not yet, 1 partly, 2 measured.",
+                   ("item", "tier"))  # fmt: skip
+        try:
+            items = list(self._record())
+        except sqlite3.Error:  # the state file closed under a late scrape: the record is unknown, not empty
+            return
+        if not items:  # no record yet (the first refresh runs with the forecast job): nothing to expose
+            return
+        for item in items:
+            g.add_metric([item.id, item.tier], float(item.status.rank))
+        yield g

@@ -21,6 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from monitor.advice import AdviceState
+from monitor.measurements.export import item_from_dict, item_to_dict
+from monitor.measurements.model import Item
 from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
 
 __all__ = [
@@ -62,6 +64,13 @@ CREATE TABLE IF NOT EXISTS eval_results (
     task_set TEXT NOT NULL,
     submitted_at REAL NOT NULL,
     payload TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS measurement_record (
+    item TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (item, tier)
 );
 CREATE TABLE IF NOT EXISTS advice_state (
     tier TEXT PRIMARY KEY,
@@ -270,6 +279,20 @@ class StateStore:
         """Stored rows skipped because they do not read back, by table (distinct rows since start)."""
         with self._lock:
             return {"eval_results": len(self._unreadable)}
+
+    def measurement_record(self) -> dict[tuple[str, str], Item]:
+        """The measurement plan's record so far, by (item, tier): it outlives Prometheus's retention."""
+        rows = self._query("SELECT payload FROM measurement_record")
+        items = [item_from_dict(json.loads(payload)) for (payload,) in rows]
+        return {(i.id, i.tier): i for i in items}
+
+    def save_measurement_record(self, items: Iterable[Item], at: float) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO measurement_record (item, tier, payload, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (item, tier) DO UPDATE SET payload = excluded.payload, updated_at = excluded.updated_at",
+                [(i.id, i.tier, json.dumps(item_to_dict(i)), at) for i in items],
+            )
 
     def integrity_ok(self) -> bool:
         return self._query("PRAGMA integrity_check") == [("ok",)]

@@ -8,6 +8,8 @@ from monitor.drift import Status
 from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
 from monitor.triggers.model import Check, Evidence, Needs, Severity, TriggerDef, TriggerInputs
+from monitor.triggers.batch import batch_misses_deadline, batch_on_online_tier
+from monitor.triggers.breakeven import dedicated_below_breakeven, serverless_above_breakeven
 from monitor.units import format_value
 
 __all__ = ["CATALOG", "trigger_def"]
@@ -322,6 +324,51 @@ CATALOG: tuple[TriggerDef, ...] = (
         "Keep N+1 replicas in business hours",
         "Revisit when the budget runs out within the period",
         _burn("errors", "ticket"),
+    ),
+    _def(
+        "volume-below-dedicated-breakeven",
+        "Volume fell below the dedicated breakeven",
+        "The surface choice: dedicated over serverless",
+        Severity.WARNING,
+        "7d",
+        60,
+        "Lower the off-peak floor so autoscaling holds fewer GPU-hours; consolidate tiers; move low-volume paths "
+        "to a serverless per-token API unless a strict SLO or custom weights keep them dedicated",
+        "Revisit the surface when a week's volume priced per token stays below the GPU-hours the tier holds",
+        dedicated_below_breakeven,
+    ),
+    _def(
+        "volume-above-dedicated-breakeven",
+        "Volume rose above the dedicated breakeven",
+        "The surface choice: serverless over dedicated",
+        Severity.WARNING,
+        "7d",
+        60,
+        "Size a dedicated tier for the path (planwatch size) and move it once the benchmark confirms the sizing",
+        "Revisit the surface when a week's volume priced per token stays above what the path would cost dedicated",
+        serverless_above_breakeven,
+    ),
+    _def(
+        "batch-job-will-miss-deadline",
+        "A batch job will miss its deadline",
+        "The batch job's throughput and window",
+        Severity.WARNING,
+        "5m",
+        5,
+        "Add replicas to the job's pool for the rest of the window; move the run to a batch API; start it earlier",
+        "Revisit when runs keep finishing late: re-size the job (planwatch size) with its measured tokens/s",
+        batch_misses_deadline,
+    ),
+    _def(
+        "batch-traffic-on-online-tier",
+        "Batch traffic is landing on an online tier",
+        "The online tier's headroom and SLO; pricing offline work apart",
+        Severity.WARNING,
+        "5m",
+        5,
+        "Point the job at its own pool or the batch API; if it must share, confine it to the tier's quiet hours",
+        "Revisit when offline work keeps reaching online replicas: price it on batch, not on the online deployment",
+        batch_on_online_tier,
     ),
 )
 

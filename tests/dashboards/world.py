@@ -185,6 +185,7 @@ class World:
         for at in (self.end - 1200.0, self.end - 600.0, self.end):
             clock[0] = at
             services.evaluate_now()
+        services.measure_now()  # the measurement record, for the dashboard's measurement-plan row
 
     def _scale_up(self, instance: str) -> None:
         """One more replica of the fast tier, live: its pod is created and ready within the test."""
