@@ -1,52 +1,56 @@
-"""Which triggers resolve: only those the data says stopped. A trigger whose inputs are unknown now (Prometheus
-away, a series missing) is carried over unchanged, because missing data is not evidence that it stopped.
+"""Which triggers resolve: only those the data says stopped (pure). A trigger whose inputs are unknown now
+(Prometheus away, a series missing) is carried over unchanged, because missing data is not evidence that it
+stopped.
 
-The pure evaluator only returns triggers whose condition holds; a previous trigger missing from its result
-either stopped (the inputs it was judged on are known now and no longer meet the condition) or could not be
-judged (they are unknown). Its evidence names the inputs: a drift assumption (`prompt_p95`), a measurement
+The evaluator only returns triggers whose condition holds; a previous trigger missing from its result either
+stopped (the inputs it was judged on are known now and no longer meet the condition) or could not be judged
+(they are unknown). Its evidence names the inputs: a drift assumption (`prompt_p95`), a measurement
 (`kv_occupancy_max`) or a burn over a window (`burn_1h`); a tier with no known measurement at all cannot
 judge any trigger.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from monitor.drift import Status
-from monitor.evaluation import Evaluation, TierEvaluation
-from monitor.triggers import TriggerRecord
+from monitor.triggers.model import TierInputs, TriggerInputs, TriggerRecord
 
 __all__ = ["Reconciled", "reconcile"]
+
+TriggerKey = tuple[str, str]
 
 
 @dataclass(frozen=True)
 class Reconciled:
     current: tuple[TriggerRecord, ...]  # hold now, by the data
     carried: tuple[TriggerRecord, ...]  # held before, unknown now: unchanged
-    resolved: tuple[tuple[str, str], ...]  # held before, stopped by the data (or their tier left the plan)
+    resolved: tuple[TriggerKey, ...]  # held before, stopped by the data (or their tier left the plan)
 
     @property
     def holding(self) -> tuple[TriggerRecord, ...]:
         return (*self.current, *self.carried)
 
 
-def reconcile(previous: Mapping[tuple[str, str], TriggerRecord], evaluation: Evaluation) -> Reconciled:
-    current = {r.key: r for r in evaluation.triggers}
-    tiers = {t.tier: t for t in evaluation.sections}  # the tiers and the fleet view
+def reconcile(
+    previous: Mapping[TriggerKey, TriggerRecord], current: Iterable[TriggerRecord], inputs: TriggerInputs
+) -> Reconciled:
+    """Sort the previous triggers missing from `current` into carried (unjudgeable now) and resolved."""
+    now = {r.key: r for r in current}
     carried, resolved = [], []
     for key, prior in previous.items():
-        if key in current:
+        if key in now:
             continue
-        tier = tiers.get(prior.tier)
+        tier = inputs.tiers.get(prior.tier)
         if tier is not None and _unjudgeable(prior, tier):
             carried.append(prior)
         else:
             resolved.append(key)
-    return Reconciled(tuple(current.values()), tuple(carried), tuple(resolved))
+    return Reconciled(tuple(now.values()), tuple(carried), tuple(resolved))
 
 
-def _unjudgeable(record: TriggerRecord, tier: TierEvaluation) -> bool:
+def _unjudgeable(record: TriggerRecord, tier: TierInputs) -> bool:
     """True when what the trigger was judged on is unknown now."""
     measurements = tier.observation.measurements()
     if not any(m.known for m in measurements.values()):
