@@ -37,7 +37,8 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
         return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)")
     predicted = batch / model.tpot_step(batch).seconds
     low, high = settings.calibration_bounds
-    factor = min(high, max(low, tps / predicted))
+    # two decimals: finer is noise in a ratio of two measured rates, and equal factors share one table
+    factor = round(min(high, max(low, tps / predicted)), 2)
     return Calibration(
         factor,
         f"calibrated on production: {tps:,.0f} tokens/s observed vs {predicted:,.0f} modelled at batch {batch:.1f}",
@@ -81,7 +82,24 @@ class CapacityTable:
         return high
 
 
+_TABLES: dict[tuple[int, int, float], tuple[Plan, Tier, CapacityTable]] = {}
+
+
 def capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:
+    """The tier's table at this calibration, remembered per (plan, tier, factor) object: a table's entries
+    are filled as they are asked for, so evaluations every minute (serve, a replay) reuse them."""
+    key = (id(plan), id(tier), calibration)
+    cached = _TABLES.get(key)
+    if cached is not None and cached[0] is plan and cached[1] is tier:
+        return cached[2]
+    if len(_TABLES) > 512:
+        _TABLES.clear()
+    table = _capacity_table(plan, tier, calibration)
+    _TABLES[key] = (plan, tier, table)
+    return table
+
+
+def _capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:
     eff = tier.efficiency
     model = replica_model(
         plan, tier, min(1.0, eff.bandwidth.expected * calibration), min(1.0, eff.compute.expected * calibration)

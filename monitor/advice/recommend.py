@@ -102,6 +102,8 @@ def _schedule(
         return []
     steps, have = [], current
     for t, upper in zip(outlook.timestamps, outlook.upper, strict=True):
+        if upper <= table.capacity_of(have):  # the common case, without a search over replica counts
+            continue
         need = table.replicas_for(upper)
         while need > have:
             have += 1
