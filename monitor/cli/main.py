@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import check, demo, forecast, report, rules, serve, size
+    from monitor.cli import check, demo, forecast, replay, report, rules, serve, size
 
     app = typer.Typer(
         name="planwatch",
@@ -32,6 +32,7 @@ def build_app() -> typer.Typer:
     rules.register(app)
     serve.register(app)
     demo.register(app)
+    replay.register(app)
     return app
 
 

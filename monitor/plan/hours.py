@@ -34,4 +34,9 @@ def in_business_hours(unix_seconds: float, hours: BusinessHours) -> bool:
 def _parsed(hours: BusinessHours) -> tuple[ZoneInfo, time, time, frozenset[int]]:
     """The zone, clock bounds and weekdays of `hours`, parsed once (a replay asks millions of times)."""
     end = time.max if hours.end == "24:00" else time.fromisoformat(hours.end)
-    return ZoneInfo(hours.timezone), time.fromisoformat(hours.start), end, frozenset(d.day_index for d in hours.weekdays)
+    return (
+        ZoneInfo(hours.timezone),
+        time.fromisoformat(hours.start),
+        end,
+        frozenset(d.day_index for d in hours.weekdays),
+    )

@@ -253,7 +253,11 @@ def _read_windows(plan: Plan, path: Path) -> _Windows:
     value_col = rate_col or count_col
     assert value_col is not None
     ti, vi = header.index(time_col), header.index(value_col)
-    pi = (header.index("prompt_p50"), header.index("prompt_p95")) if {"prompt_p50", "prompt_p95"} <= set(header) else None
+    pi = (
+        (header.index("prompt_p50"), header.index("prompt_p95"))
+        if {"prompt_p50", "prompt_p95"} <= set(header)
+        else None
+    )
     zone = ZoneInfo(plan.workload.business_hours.timezone)
     stamps, values, p50, p95 = [], [], [], []
     for number, row in enumerate(rows[1:], start=2):

@@ -182,7 +182,9 @@ class _Cumulative:
         self.upto = m
 
     def window(self, lo: int, m: int) -> tuple[list[Bucket], list[Bucket]]:
-        return _cumulative(self.ttft[m] - self.ttft[lo], TTFT_BUCKETS), _cumulative(self.tpot[m] - self.tpot[lo], TPOT_BUCKETS)
+        return _cumulative(self.ttft[m] - self.ttft[lo], TTFT_BUCKETS), _cumulative(
+            self.tpot[m] - self.tpot[lo], TPOT_BUCKETS
+        )
 
 
 def _per_minute(values: np.ndarray, weight: np.ndarray, bounds: tuple[float, ...]) -> np.ndarray:
@@ -226,5 +228,3 @@ def _latencies(
     if over_tpot.fraction is not None:
         out["tpot_over_slo"] = _m(over_tpot.fraction, window)
     return out
-
-

@@ -40,7 +40,9 @@ class ReplayConfig:
         if unknown:
             raise ValueError(f"unknown policy {', '.join(unknown)} (known: {', '.join(POLICIES)})")
         if self.decision_interval_s < 60 or self.decision_interval_s % 60:
-            raise ValueError(f"the decision interval must be a whole number of minutes, got {self.decision_interval_s}s")
+            raise ValueError(
+                f"the decision interval must be a whole number of minutes, got {self.decision_interval_s}s"
+            )
 
 
 @dataclass

@@ -54,7 +54,9 @@ def minute_slo(plan: Plan, tier: Tier, curve: TierCurve | None, r: TierRecord, m
     return MinuteSLO(ok, np.where(served_any, ttft95, np.nan), np.where(served_any, tpot95, np.nan), served * share)
 
 
-def required_replicas(plan: Plan, tier: Tier, curve: TierCurve | None, rps: np.ndarray, judged: np.ndarray) -> np.ndarray:
+def required_replicas(
+    plan: Plan, tier: Tier, curve: TierCurve | None, rps: np.ndarray, judged: np.ndarray
+) -> np.ndarray:
     """Per minute, the fewest replicas (within min..max) that meet the SLO at that demand with no queue
     (minutes in `judged`), or that keep up with it (the others); max where none does."""
     low, high = tier.replicas.min, tier.replicas.max
