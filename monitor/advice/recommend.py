@@ -1,7 +1,8 @@
 """Scale recommendations per tier: now, over the forecast, and the schedule that beats the morning ramp.
 
 replicas now   = max(needed for current demand, steps of the schedule already due, reactive +1, floor)
-a schedule step: scale to N by (time the forecast upper bound outgrows N-1 replicas) - cold start - margin
+a schedule step: scale to N by (start of the forecast step whose upper bound outgrows N-1 replicas)
+                 - cold start - margin
 scale-down     : only after demand stayed lower for the cooldown, never on unknown data, never below
                  the floor (plan minimum; in business hours, N+1 for the forecast business-hours peak)
 """
@@ -97,17 +98,21 @@ def _assess(
 def _schedule(
     table: CapacityTable, outlook: DemandOutlook | None, current: int, cold: float, margin: float
 ) -> list[ScaleStep]:
-    """One step per replica above `current` the forecast's upper bound will need."""
+    """One step per replica above `current` the forecast's upper bound will need. A forecast point stands
+    for the step that ends at it (demand histories are rates over the step before each stamp), so demand
+    can reach its value at the start of that step: that is when the replica is needed."""
     if not outlook or not outlook.upper:
         return []
+    times = outlook.timestamps
+    step = times[1] - times[0] if len(times) > 1 else 0.0
     steps, have = [], current
-    for t, upper in zip(outlook.timestamps, outlook.upper, strict=True):
+    for t, upper in zip(times, outlook.upper, strict=True):
         if upper <= table.capacity_of(have):  # the common case, without a search over replica counts
             continue
         need = table.replicas_for(upper)
         while need > have:
             have += 1
-            steps.append(ScaleStep(have, t - cold - margin, t, upper, cold, margin))
+            steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
     return steps
 
 

@@ -86,7 +86,7 @@ class Reactive:
         raw = min(max(raw, bounds.min), bounds.max)
         history = self._history.setdefault(name, deque())
         history.append((minute, raw))
-        while history and (minute - history[0][0]) * 60.0 >= HPA_SCALE_DOWN_WINDOW_S:
+        while history and (minute - history[0][0]) * 60.0 > HPA_SCALE_DOWN_WINDOW_S:
             history.popleft()
         if raw > current:
             allowed = current
