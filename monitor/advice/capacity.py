@@ -27,9 +27,8 @@ class Calibration:
 
 
 def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings) -> Calibration:
-    eff = tier.efficiency
-    model = replica_model(plan, tier, eff.bandwidth.expected, eff.compute.expected)
-    slo_batch = max_batch_at_slo(model, plan.slo_for(tier)[1]).batch
+    base = capacity_table(plan, tier, 1.0)  # the sizing model at the plan's efficiencies and its SLO batch
+    model, slo_batch = base.model, base.batch
     batch, tps = obs.batch_per_replica.value, obs.output_tokens_per_second_per_replica.value
     if batch is None or tps is None:
         return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)")

@@ -6,6 +6,7 @@ Exit status 0 with the figures; 2 for bad input (plan, trace, options), with the
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -50,6 +51,7 @@ def replay(
     fmt: Annotated[str, typer.Option("--format", help="table, json or html.")] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Directory for replay.png / replay.html / json.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of arrivals and physics.")] = 0,
+    workers: Annotated[int, typer.Option("--workers", help="Processes to run policies in (0: one per core).")] = 0,
 ) -> None:
     """Replay a trace through the fleet physics under each policy, side by side with the hindsight oracle."""
     if fmt not in _FORMATS:
@@ -59,7 +61,9 @@ def replay(
     if days is not None and days <= 0:
         fail(f"--days must be positive, got {days}")
     demand = _demand(plan, trace, config, _start(plan, start), days, scale_to_peak, not plan_lengths)
-    result = _run(plan, demand, config, show=fmt == "table")
+    if workers < 0:
+        fail(f"--workers must be 0 or more, got {workers}")
+    result = _run(plan, demand, config, workers or min(2, os.cpu_count() or 1), show=fmt == "table")
     summaries = summarise(result)
     _emit(result, summaries, fmt, out)
 
@@ -100,19 +104,17 @@ def _demand(
         fail(str(exc))
 
 
-def _run(plan: Plan, demand: Demand, config: ReplayConfig, show: bool) -> Replay:
+def _run(plan: Plan, demand: Demand, config: ReplayConfig, workers: int, show: bool) -> Replay:
     with Progress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
         console=err_console, transient=not show, disable=not err_console.is_terminal and not show,
     ) as bar:  # fmt: skip
-        tasks: dict[str, TaskID] = {}
+        tasks: dict[str, TaskID] = {n: bar.add_task(f"replay {n:<10}", total=1.0) for n in config.policies}
 
         def progress(name: str, done: float) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(f"replay {name:<10}", total=1.0)
             bar.update(tasks[name], completed=done)
 
-        return run_replay(plan, demand, config, progress)
+        return run_replay(plan, demand, config, progress, workers)
 
 
 def _emit(result: Replay, summaries: list[PolicySummary], fmt: str, out: Path | None) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET
-from monitor.queries.histogram import Bucket, buckets_by_group, count_at
+from monitor.queries.histogram import Bucket, bucket_order, buckets_by_group, count_at
 from monitor.sizing.buckets import histogram_quantile
 from monitor.units import parse_duration
 
@@ -40,7 +40,7 @@ def merged_quantile(q: float, groups: Sequence[list[Bucket]]) -> float | None:
     """histogram_quantile over several histograms whose bucket bounds may differ: each is interpolated at
     the union of bounds and the counts add up. Observations in a group's +Inf bucket count as above every
     bound past its last finite one (conservative: the quantile is never understated)."""
-    groups = [sorted(g) for g in groups if g and math.isinf(sorted(g)[-1].le)]
+    groups = [sorted(g, key=bucket_order) for g in groups if g and math.isinf(max(b.le for b in g))]
     total = sum(g[-1].count for g in groups)
     if total <= 0:
         return None

@@ -12,7 +12,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["Bucket", "BucketShare", "buckets_by_group", "count_at", "fraction_over", "fraction_over_groups"]
+__all__ = [
+    "Bucket",
+    "BucketShare",
+    "bucket_order",
+    "buckets_by_group",
+    "count_at",
+    "fraction_over",
+    "fraction_over_groups",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -39,9 +47,14 @@ class BucketShare:
         return self.over / self.total
 
 
+def bucket_order(bucket: Bucket) -> tuple[float, float]:
+    """The dataclass order (le, then count) as a sort key: the same order, without the generated __lt__."""
+    return bucket.le, bucket.count
+
+
 def count_at(buckets: Iterable[Bucket], threshold: float) -> float | None:
     """Interpolated cumulative count at `threshold`; None if it lies in the +Inf bucket."""
-    ordered = sorted(buckets)
+    ordered = sorted(buckets, key=bucket_order)
     lower_le, lower_count = 0.0, 0.0
     for bucket in ordered:
         if threshold <= bucket.le:
@@ -57,7 +70,7 @@ def count_at(buckets: Iterable[Bucket], threshold: float) -> float | None:
 
 def fraction_over(buckets: Iterable[Bucket], threshold: float) -> BucketShare:
     """Observations above `threshold` out of all (the +Inf bucket), for one histogram."""
-    ordered = sorted(buckets)
+    ordered = sorted(buckets, key=bucket_order)
     if not ordered or not math.isinf(ordered[-1].le):
         return BucketShare(0.0, 0.0, "no +Inf bucket: not a complete histogram")
     total = ordered[-1].count

@@ -7,7 +7,7 @@ the plan's planned replicas ready (as fleetsim starts), the oracle with what its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -80,9 +80,14 @@ def _cached_curve(plan_json: str, tier: str, effects: Effects, seed: int) -> Tie
 
 
 def run_replay(
-    plan: Plan, demand: Demand, config: ReplayConfig, progress: Callable[[str, float], None] | None = None
+    plan: Plan,
+    demand: Demand,
+    config: ReplayConfig,
+    progress: Callable[[str, float], None] | None = None,
+    workers: int = 1,
 ) -> Replay:
-    """Every policy of `config` over `demand`; `progress(policy, share done)` is called as it runs."""
+    """Every policy of `config` over `demand`; `progress(policy, share done)` is called as it runs. With
+    `workers` > 1 the policies run in that many processes."""
     effects = effects_at(config.scenarios, demand.start)
     plan_json = plan.model_dump_json(by_alias=True)
     curves: dict[str, TierCurve | None] = {}
@@ -96,9 +101,33 @@ def run_replay(
         for i, t in enumerate(plan.tiers)
     }
     replay = Replay(plan, demand, config, curves, cold, judged, required)
+    if workers > 1 and len(config.policies) > 1:
+        replay.runs.extend(_in_parallel(replay, workers, progress))
+        return replay
     for name in config.policies:
         replay.runs.append(_run_policy(replay, _policy(replay, name), progress))
     return replay
+
+
+def _one(replay: Replay, name: str) -> PolicyRun:
+    return _run_policy(replay, _policy(replay, name), None)
+
+
+def _in_parallel(replay: Replay, workers: int, progress: Callable[[str, float], None] | None) -> list[PolicyRun]:
+    """Policies are independent: each runs in a worker process (forked, so the curves are not measured
+    again); planwatch, the slowest, starts first. Progress is reported as each policy finishes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    names = sorted(replay.config.policies, key=lambda n: n != "planwatch")
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {n: pool.submit(_one, replay, n) for n in names}
+        runs = {}
+        for n in names:
+            runs[n] = futures[n].result()
+            if progress:
+                progress(n, 1.0)
+    return [runs[n] for n in replay.config.policies]
 
 
 def _policy(replay: Replay, name: str) -> Policy:
@@ -142,7 +171,3 @@ def _run_policy(replay: Replay, policy: Policy, progress: Callable[[str, float],
     if progress:
         progress(policy.name, 1.0)
     return PolicyRun(policy.name, fleets)
-
-
-def policies_from(names: Sequence[str]) -> tuple[str, ...]:
-    return tuple(n.strip() for n in names if n.strip())
