@@ -1,8 +1,8 @@
 """The replay's outputs at the edge: the side-by-side table rows, the PNG chart and the HTML page.
 
-The chart has one panel for demand and the capacity each policy had ready (the highest stable request rate
-of its ready replicas, summed over tiers) and one for the GPUs each policy ran; minutes in which a policy
-missed the SLO are marked under the panels, one row per policy. Values in the page are escaped, and the
+The chart has one panel per tier with traffic (its demand, and the capacity each policy had ready: the
+highest stable request rate of its ready replicas) and one for the GPUs each policy ran; minutes in which a
+policy missed the SLO are marked under the panels, one row per policy. Values in the page are escaped, and the
 chart is embedded (base64), so the file is self-contained.
 """
 
@@ -12,6 +12,7 @@ import base64
 import html
 import io
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import matplotlib
 
@@ -56,16 +57,17 @@ def _x(replay: Replay) -> np.ndarray:
 
 def chart_png(replay: Replay, summaries: list[PolicySummary]) -> bytes:
     x = _x(replay)
-    fig, (top, mid, marks) = plt.subplots(3, 1, figsize=(12, 7.5), dpi=100, sharex=True,
-                                          gridspec_kw={"height_ratios": [3, 2, 1]})  # fmt: skip
+    busy = [i for i, t in enumerate(replay.plan.tiers) if replay.curves.get(t.name) is not None]
+    ratios = [2] * len(busy) + [2, 1]
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(12, 2.2 * len(busy) + 5), dpi=100, sharex=True,
+                             gridspec_kw={"height_ratios": ratios})  # fmt: skip
     try:
-        top.plot(x, replay.demand.total_rps(), color="#222", lw=0.6, label="demand")
+        for ax, i in zip(axes, busy, strict=False):
+            _tier_panel(ax, replay, i, x)
+        gpus_ax, marks = axes[-2], axes[-1]
         for k, run in enumerate(replay.runs):
-            colour = _COLOURS.get(run.name, f"C{k}")
-            capacity = sum(f.record.ready * (f.curve.stable_rps if f.curve else 0.0) for f in run.fleets.values())
-            top.plot(x, capacity, color=colour, lw=0.9, label=f"{run.name} capacity")
             gpus = sum(f.record.billed * f.tier.tensor_parallel for f in run.fleets.values())
-            mid.step(x, gpus, where="post", color=colour, lw=0.9, label=run.name)
+            gpus_ax.step(x, gpus, where="post", color=_COLOURS.get(run.name, f"C{k}"), lw=0.9, label=run.name)
         for k, s in enumerate(summaries):
             bad = np.flatnonzero(s.violating)
             marks.scatter(x[bad], np.full(bad.size, k), marker="|", s=40,
@@ -73,20 +75,32 @@ def chart_png(replay: Replay, summaries: list[PolicySummary]) -> bytes:
         marks.set_yticks(range(len(summaries)), [s.name for s in summaries], fontsize=7)
         marks.set_ylim(-0.5, len(summaries) - 0.5)
         marks.set_title("minutes over the SLO (business hours)", fontsize=8)
-        top.set_ylabel("model calls/s")
-        top.set_title(f"{replay.plan.name}: demand and ready capacity per policy", fontsize=10)
-        mid.set_ylabel("GPUs (running or starting)")
-        top.legend(fontsize=7, loc="upper left", ncol=3)
-        mid.legend(fontsize=7, loc="upper left", ncol=5)
-        for ax in (top, mid, marks):
+        gpus_ax.set_ylabel("GPUs (running or starting)", fontsize=8)
+        gpus_ax.legend(fontsize=7, loc="upper left", ncol=5)
+        for ax in axes:
             ax.grid(alpha=0.3)
-        marks.xaxis.set_major_formatter(mdates.DateFormatter("%a %d %H:%M", tz=UTC))
+        zone = ZoneInfo(replay.plan.workload.business_hours.timezone)
+        marks.xaxis.set_major_formatter(mdates.DateFormatter("%a %d %H:%M", tz=zone))
+        marks.set_xlabel(f"local time ({zone.key})", fontsize=8)
+        fig.suptitle(f"{replay.plan.name}: demand, ready capacity and GPUs per policy", fontsize=10)
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
     finally:
         plt.close(fig)
     return buf.getvalue()
+
+
+def _tier_panel(ax: plt.Axes, replay: Replay, index: int, x: np.ndarray) -> None:
+    """One tier: its demand and what each policy's ready replicas serve at the curve's highest stable rate."""
+    name = replay.plan.tiers[index].name
+    ax.plot(x, replay.demand.arrivals[index] / 60.0, color="#222", lw=0.6, label="demand")
+    for k, run in enumerate(replay.runs):
+        f = run.fleets[name]
+        capacity = f.record.ready * (f.curve.stable_rps if f.curve else 0.0)
+        ax.step(x, capacity, where="post", color=_COLOURS.get(run.name, f"C{k}"), lw=0.8, label=run.name)
+    ax.set_ylabel(f"{name}\nreq/s", fontsize=8)
+    ax.legend(fontsize=6, loc="upper left", ncol=6)
 
 
 def render_html(replay: Replay, summaries: list[PolicySummary], png: bytes) -> str:
