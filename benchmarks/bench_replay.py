@@ -112,8 +112,10 @@ def main() -> None:
         began = time.perf_counter()
         run_replay(plan, demand, ReplayConfig(), workers=args.workers)
         seconds = time.perf_counter() - began
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        own, kids = me.ru_maxrss / 1024, children.ru_maxrss / 1024
+        cpu = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+        print(f"  CPU time {cpu:.0f} s over all processes (the wall time on a shared machine is longer)")
         print(f"\n## speed: {demand.minutes / 1440:.0f} days x {len(plan.tiers)} tiers x 5 policies at 60 s: "
               f"{seconds:.1f} s wall ({args.workers} workers); peak RSS {own:.0f} MB (parent), "
               f"{kids:.0f} MB (largest worker); target 120 s, 1024 MB")  # fmt: skip
