@@ -40,6 +40,12 @@ from monitor.replay.summary import PolicySummary, summarise
 SERVEGEN = Path("/work/shared/data/traces/servegen_language_m-mid_10min.csv")  # ../shared from the checkout
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished workers."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def raised(plan: Plan, factor: int) -> Plan:
     if factor <= 1:
         return plan
@@ -51,11 +57,12 @@ def raised(plan: Plan, factor: int) -> Plan:
 
 
 def report(title: str, plan: Plan, demand: Demand, config: ReplayConfig, workers: int) -> list[PolicySummary]:
-    began = time.perf_counter()
+    began, cpu0 = time.perf_counter(), _cpu()
     replay = run_replay(plan, demand, config, workers=workers)
-    seconds = time.perf_counter() - began
+    seconds, cpu = time.perf_counter() - began, _cpu() - cpu0
     summaries = summarise(replay)
-    print(f"\n## {title}: {demand.minutes / 1440:.1f} days, {int(demand.arrivals.sum()):,} requests, {seconds:.1f} s")
+    print(f"\n## {title}: {demand.minutes / 1440:.1f} days, {int(demand.arrivals.sum()):,} requests, "
+          f"{seconds:.1f} s wall, {cpu:.0f} s CPU")  # fmt: skip
     widths = [max(len(h), *(len(r[i]) for r in table_rows(summaries))) for i, h in enumerate(HEADERS)]
     print("  ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)))
     for row in table_rows(summaries):
