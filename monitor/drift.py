@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Literal
 
 from monitor.histogram import quantile_of_distribution
@@ -161,8 +162,14 @@ def _peak_check(plan_calls_peak: float, obs: TierObservation, plan_calls: float)
 def _through_buckets(
     name: str, dist: LogNormal | Band, raw: float, q: float, observed: Measurement, bounds: tuple[float, ...]
 ) -> Check:
-    seen = quantile_of_distribution(q, dist.cdf, bounds)
+    seen = _read_through_buckets(dist, q, bounds)
     return (name, seen, observed, "higher", "tokens", f"plan {raw:,.0f} reads as {seen:,.0f} through vLLM's buckets")
+
+
+@lru_cache(maxsize=256)
+def _read_through_buckets(dist: LogNormal | Band, q: float, bounds: tuple[float, ...]) -> float:
+    """The plan's quantile as histogram_quantile reads it: a pure function of the plan, asked every evaluation."""
+    return quantile_of_distribution(q, dist.cdf, bounds)
 
 
 def _exposed(obs: TierObservation, family: str, planned: tuple[float, ...]) -> tuple[float, ...]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from monitor.advice import AdviceSettings, AdviceState, DemandOutlook, Recommendation, advise_fleet
 from monitor.drift import DriftRow, Status, fleet_drift, tier_drift, worst_status
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.hours import in_business_hours
-from monitor.plan.model import FLEET, Plan
+from monitor.plan.model import FLEET, BusinessHours, Plan
 from monitor.sizing.plan_sizing import PlanSizing, size_plan
 from monitor.triggers import (
     EvalResult,
@@ -124,7 +125,7 @@ def evaluate(inputs: EvaluationInputs) -> Evaluation:
     plan, now, outlooks = inputs.plan, inputs.now, inputs.outlooks
     sizing = inputs.sizing if inputs.sizing is not None else size_plan(plan)
     hours = plan.workload.business_hours
-    flags = {name: tuple(in_business_hours(t, hours) for t in o.timestamps) for name, o in outlooks.items()}
+    flags = {name: _business_flags(o.timestamps, hours) for name, o in outlooks.items()}
     fleet_obs = inputs.observations.get(FLEET)
     observations = {name: obs for name, obs in inputs.observations.items() if name != FLEET}
     advice = advise_fleet(plan, observations, outlooks, inputs.advice_states, now, flags, inputs.settings)
@@ -152,6 +153,12 @@ def _tier_inputs(
 ) -> TierInputs:
     judged = outlook is not None and rec is not None and bool(rec.capacity_rps_now)
     return TierInputs(obs, rows, ramp_lead_seconds(outlook, rec), ramp_judged=judged)
+
+
+@lru_cache(maxsize=64)
+def _business_flags(timestamps: tuple[float, ...], hours: BusinessHours) -> tuple[bool, ...]:
+    """Each outlook point inside business hours; an outlook is read once per evaluation until its refit."""
+    return tuple(in_business_hours(t, hours) for t in timestamps)
 
 
 def ramp_lead_seconds(outlook: DemandOutlook | None, rec: Recommendation | None) -> Measurement:

@@ -26,10 +26,23 @@ class Calibration:
     source: str  # a sentence: which was used and why
 
 
-def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings) -> Calibration:
-    eff = tier.efficiency
-    model = replica_model(plan, tier, eff.bandwidth.expected, eff.compute.expected)
-    slo_batch = max_batch_at_slo(model, plan.slo_for(tier)[1]).batch
+def calibrate(
+    plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings, carried: float | None = None
+) -> Calibration:
+    """The observed over the modelled tokens/s at the observed batch; when the batch is too small to say, the
+    `carried` factor of an earlier evaluation stays (dropping it would flip capacity each time scaling up
+    shrinks the batch per replica below the gate, and back)."""
+    found = _calibrate(plan, tier, obs, settings)
+    if found.factor == 1.0 and found.source.startswith("sizing model") and carried is not None:
+        return Calibration(
+            carried, f"calibrated earlier on production (kept: {found.source.removeprefix('sizing model ')})"
+        )
+    return found
+
+
+def _calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings) -> Calibration:
+    base = capacity_table(plan, tier, 1.0)  # the sizing model at the plan's efficiencies and its SLO batch
+    model, slo_batch = base.model, base.batch
     batch, tps = obs.batch_per_replica.value, obs.output_tokens_per_second_per_replica.value
     if batch is None or tps is None:
         return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)")
@@ -37,7 +50,8 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
         return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)")
     predicted = batch / model.tpot_step(batch).seconds
     low, high = settings.calibration_bounds
-    factor = min(high, max(low, tps / predicted))
+    # two decimals: finer is noise in a ratio of two measured rates, and equal factors share one table
+    factor = round(min(high, max(low, tps / predicted)), 2)
     return Calibration(
         factor,
         f"calibrated on production: {tps:,.0f} tokens/s observed vs {predicted:,.0f} modelled at batch {batch:.1f}",
@@ -81,7 +95,24 @@ class CapacityTable:
         return high
 
 
+_TABLES: dict[tuple[int, int, float], tuple[Plan, Tier, CapacityTable]] = {}
+
+
 def capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:
+    """The tier's table at this calibration, remembered per (plan, tier, factor) object: a table's entries
+    are filled as they are asked for, so evaluations every minute (serve, a replay) reuse them."""
+    key = (id(plan), id(tier), calibration)
+    cached = _TABLES.get(key)
+    if cached is not None and cached[0] is plan and cached[1] is tier:
+        return cached[2]
+    if len(_TABLES) > 512:
+        _TABLES.clear()
+    table = _capacity_table(plan, tier, calibration)
+    _TABLES[key] = (plan, tier, table)
+    return table
+
+
+def _capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:
     eff = tier.efficiency
     model = replica_model(
         plan, tier, min(1.0, eff.bandwidth.expected * calibration), min(1.0, eff.compute.expected * calibration)

@@ -1,9 +1,11 @@
 """Scale recommendations per tier: now, over the forecast, and the schedule that beats the morning ramp.
 
 replicas now   = max(needed for current demand, steps of the schedule already due, reactive +1, floor)
-a schedule step: scale to N by (time the forecast upper bound outgrows N-1 replicas) - cold start - margin
+a schedule step: scale to N by (start of the forecast step whose upper bound outgrows N-1 replicas)
+                 - cold start - margin
 scale-down     : only after demand stayed lower for the cooldown, never on unknown data, never below
-                 the floor (plan minimum; in business hours, N+1 for the forecast business-hours peak)
+                 the floor (plan minimum; in business hours, N+1 for the forecast business-hours peak within
+                 a cold start and the margin)
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def advise_tier(
     demand = obs.demand_rate if obs.demand_rate.known else obs.request_rate
     if demand.value is None or obs.replicas_ready.value is None:
         return _hold_stale(plan, tier, obs.replicas_ready, demand, state)
-    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings)
+    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings, state)
     return _decide(plan, tier, obs, a, state, now, settings)
 
 
@@ -71,15 +73,16 @@ def _assess(
     business: tuple[bool, ...] | None,
     now: float,
     settings: AdviceSettings,
+    state: AdviceState,
 ) -> _Assessment:
     current = int(obs.replicas_ready.value or 0)
-    cal = calibrate(plan, tier, obs, settings)
+    cal = calibrate(plan, tier, obs, settings, state.calibration)
     table = capacity_table(plan, tier, cal.factor)
     needed_now = table.replicas_for(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
     steps = _schedule(table, outlook, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
-    floor = _floor(tier, table, outlook, business, now)
+    floor = _floor(tier, table, outlook, business, now, cold + settings.safety_margin_seconds)
     reactive = _reactive(obs, demand, settings)
     return _Assessment(
         demand=demand,
@@ -97,26 +100,40 @@ def _assess(
 def _schedule(
     table: CapacityTable, outlook: DemandOutlook | None, current: int, cold: float, margin: float
 ) -> list[ScaleStep]:
-    """One step per replica above `current` the forecast's upper bound will need."""
+    """One step per replica above `current` the forecast's upper bound will need. A forecast point stands
+    for the step that ends at it (demand histories are rates over the step before each stamp), so demand
+    can reach its value at the start of that step: that is when the replica is needed."""
     if not outlook or not outlook.upper:
         return []
+    times = outlook.timestamps
+    step = times[1] - times[0] if len(times) > 1 else 0.0
     steps, have = [], current
-    for t, upper in zip(outlook.timestamps, outlook.upper, strict=True):
+    for t, upper in zip(times, outlook.upper, strict=True):
+        if upper <= table.capacity_of(have):  # the common case, without a search over replica counts
+            continue
         need = table.replicas_for(upper)
         while need > have:
             have += 1
-            steps.append(ScaleStep(have, t - cold - margin, t, upper, cold, margin))
+            steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
     return steps
 
 
 def _floor(
-    tier: Tier, table: CapacityTable, outlook: DemandOutlook | None, business: tuple[bool, ...] | None, now: float
+    tier: Tier,
+    table: CapacityTable,
+    outlook: DemandOutlook | None,
+    business: tuple[bool, ...] | None,
+    now: float,
+    lead: float,
 ) -> int:
-    """Plan minimum; in business hours also N+1 for the business-hours forecast peak (lose one, keep the SLO)."""
+    """Plan minimum; in business hours also N+1 for the business-hours forecast peak within `lead` (a cold
+    start plus the margin): if one replica is lost, the others hold the SLO until its replacement is ready.
+    Further ahead the schedule brings the replicas in time, so the floor need not hold the day's peak."""
     floor = tier.replicas.min
     if not outlook or not business or not _in_business_hours_now(outlook, business, now):
         return floor
-    peak = max((u for u, b in zip(outlook.upper, business, strict=True) if b), default=0.0)
+    points = zip(outlook.timestamps, outlook.upper, business, strict=True)
+    peak = max((u for t, u, b in points if b and t <= now + lead), default=0.0)
     need = table.replicas_for(peak)
     return max(floor, need + 1 if need > 0 else 0)
 
@@ -163,8 +180,13 @@ def _decide(
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
         capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
-        state=AdviceState(low_since=low_since, last_recommended=recommended),
+        state=AdviceState(low_since=low_since, last_recommended=recommended, calibration=_carried(a, state)),
     )  # fmt: skip
+
+
+def _carried(a: _Assessment, state: AdviceState) -> float | None:
+    """The calibration the next evaluation keeps when its own batch is too small to calibrate on."""
+    return a.calibration.factor if a.calibration.source.startswith("calibrated") else state.calibration
 
 
 def _hysteresis(
@@ -210,5 +232,6 @@ def _hold_stale(
         capacity_source="none (no data)", calibration=1.0, requests_per_second_per_replica=0.0, needed_now=None,
         needed_at_forecast_peak=None, floor=tier.replicas.min, schedule=(), explanation=(f"unknown: {why}",),
         warnings=(), gpus_per_replica=tier.tensor_parallel, gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu],
-        demand_rps=None, capacity_rps_now=None, state=AdviceState(low_since=None, last_recommended=held),
+        demand_rps=None, capacity_rps_now=None,
+        state=AdviceState(low_since=None, last_recommended=held, calibration=state.calibration),
     )  # fmt: skip

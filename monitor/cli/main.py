@@ -15,7 +15,7 @@ def _root() -> None:
 
 
 def build_app() -> typer.Typer:
-    from monitor.cli import calibrate, check, demo, forecast, measurements, report, rules, serve, size
+    from monitor.cli import calibrate, check, demo, forecast, measurements, replay, report, rules, serve, size
 
     app = typer.Typer(
         name="planwatch",
@@ -34,6 +34,7 @@ def build_app() -> typer.Typer:
     serve.register(app)
     demo.register(app)
     measurements.register(app)
+    replay.register(app)
     return app
 
 

@@ -107,14 +107,22 @@ def test_demand_coming_back_resets_the_cooldown() -> None:
     assert back.state.low_since is None
 
 
-def test_business_hours_floor_keeps_one_spare_replica_for_the_forecast_peak() -> None:
+def test_business_hours_floor_keeps_one_spare_replica_for_the_peak_a_replacement_takes_to_start() -> None:
     plan = copilot_plan()
     tier = plan.tiers[0]
     roomy = tier.model_copy(update={"replicas": tier.replicas.model_copy(update={"max": 6})})
     plan = plan.model_copy(update={"tiers": [roomy]})  # the peak takes 4, the plan's max: room for the spare
-    rec = _advise(plan, _obs(5.0, ready=4), _ramp(ramp_starts_h=0.0), business=True)
-    assert rec.floor == rec.needed_at_forecast_peak + 1  # type: ignore[operator]
-    assert rec.recommended >= rec.floor
+    flat = _advise(plan, _obs(5.0, ready=4), _ramp(start_rps=50.0, ramp_starts_h=0.0), business=True)
+    assert flat.floor == flat.needed_at_forecast_peak + 1  # type: ignore[operator]
+    assert flat.recommended >= flat.floor
+
+
+def test_a_peak_beyond_a_cold_start_is_left_to_the_schedule_not_the_floor() -> None:
+    plan = copilot_plan()
+    lead_h = (plan.tiers[0].cold_start_seconds + 300.0) / H
+    rec = _advise(plan, _obs(5.0, ready=1), _ramp(ramp_starts_h=lead_h + 0.5), business=True)
+    assert rec.needed_at_forecast_peak is not None and rec.floor < rec.needed_at_forecast_peak + 1
+    assert rec.schedule  # the ramp is still met: by the schedule's steps
 
 
 def test_a_growing_queue_scales_up_reactively() -> None:

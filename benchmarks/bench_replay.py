@@ -1,0 +1,132 @@
+"""Replay benchmarks: planwatch's advice against static, reactive (KEDA), predictive (Dynamo-style) and the
+hindsight oracle, and the replay's own speed.
+
+    PYTHONPATH=. python benchmarks/bench_replay.py [--case servegen|profile|speed|all] [--days 14]
+                                                   [--workers 2] [--plan examples/capstone-revised.yaml]
+
+Cases
+  servegen  the plan over ../shared/data/traces/servegen_language_m-mid_10min.csv (14 days, scaled to the
+            plan's peak), routed by the trace's own prompt lengths and again by the plan's (the trace's shape
+            with the plan's mix of short and long prompts)
+  profile   fleetsim's daily profile of the plan with the slow-cold-start (20 min) and bursty scenarios
+  speed     the servegen case timed: 14 days x the plan's tiers x 5 policies at 60 s decisions
+
+The plan as given may not hold its SLO under fleetsim's physics at replicas.max (the sizing model and
+fleetsim's "true" engine disagree, by design); `--raise-max K` multiplies every tier's replicas.max so the
+oracle can meet the SLO and the comparison measures the policies, not the plan's cap.
+Targets (issue #13): planwatch within 1.15x the oracle's GPU-hours with >= 99.5% SLO-compliant business-hours
+minutes, and fewer SLO-violating minutes than reactive and predictive at no more GPU-hours than the cheaper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fleetsim.scenarios import parse_scenarios
+from monitor.plan import Plan, load_plan
+from monitor.replay.demand import Demand, load_demand, profile_demand
+from monitor.replay.render import HEADERS, table_rows
+from monitor.replay.run import ReplayConfig, run_replay
+from monitor.replay.summary import PolicySummary, summarise
+
+SERVEGEN = Path("/work/shared/data/traces/servegen_language_m-mid_10min.csv")  # ../shared from the checkout
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished workers."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def raised(plan: Plan, factor: int) -> Plan:
+    if factor <= 1:
+        return plan
+    tiers = tuple(
+        t.model_copy(update={"replicas": t.replicas.model_copy(update={"max": t.replicas.max * factor})})
+        for t in plan.tiers
+    )
+    return plan.model_copy(update={"tiers": tiers})
+
+
+def report(title: str, plan: Plan, demand: Demand, config: ReplayConfig, workers: int) -> list[PolicySummary]:
+    began, cpu0 = time.perf_counter(), _cpu()
+    replay = run_replay(plan, demand, config, workers=workers)
+    seconds, cpu = time.perf_counter() - began, _cpu() - cpu0
+    summaries = summarise(replay)
+    print(f"\n## {title}: {demand.minutes / 1440:.1f} days, {int(demand.arrivals.sum()):,} requests, "
+          f"{seconds:.1f} s wall, {cpu:.0f} s CPU")  # fmt: skip
+    widths = [max(len(h), *(len(r[i]) for r in table_rows(summaries))) for i, h in enumerate(HEADERS)]
+    print("  ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)))
+    for row in table_rows(summaries):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    per_tier = {s.name: {t.name: f"{t.gpu_hours:.0f}h/{t.slo_compliant_minutes_share or 0:.3f}" for t in s.tiers}
+                for s in summaries}  # fmt: skip
+    for name, tiers in per_tier.items():
+        print(f"  {name:<10} per tier (GPU-h / SLO minutes): {tiers}")
+    targets(summaries)
+    return summaries
+
+
+def targets(summaries: list[PolicySummary]) -> None:
+    by = {s.name: s for s in summaries}
+    pw, oracle = by.get("planwatch"), by.get("oracle")
+    if pw is None or oracle is None:
+        return
+    share = pw.slo_compliant_minutes_share or 0.0
+    ratio = pw.oracle_ratio if pw.oracle_ratio is not None else float("inf")
+    print(f"  target planwatch <= 1.15x oracle GPU-h: {ratio:.3f} -> {'met' if ratio <= 1.15 else 'MISSED'}")
+    print(f"  target planwatch >= 99.5% SLO minutes: {100 * share:.2f}% -> {'met' if share >= 0.995 else 'MISSED'}")
+    others = [by[n] for n in ("reactive", "predictive") if n in by]
+    if others:
+        cheaper = min(o.gpu_hours for o in others)
+        fewer = all(pw.slo_violating_minutes < o.slo_violating_minutes for o in others)
+        violating = [o.slo_violating_minutes for o in others]
+        print(f"  target fewer violating minutes than reactive and predictive ({pw.slo_violating_minutes} vs "
+              f"{violating}): {'met' if fewer else 'MISSED'}; at <= the cheaper's GPU-h "
+              f"({pw.gpu_hours:.0f} vs {cheaper:.0f}): {'met' if pw.gpu_hours <= cheaper else 'MISSED'}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", default="all", choices=("servegen", "profile", "speed", "all"))
+    ap.add_argument("--days", type=float, default=14.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--plan", default="examples/capstone-revised.yaml")
+    ap.add_argument("--raise-max", type=int, default=3)
+    args = ap.parse_args()
+    plan = raised(load_plan(args.plan), args.raise_max)
+    rng = np.random.default_rng(0)
+    if args.case in ("servegen", "all"):
+        config = ReplayConfig()
+        for lengths, title in ((True, "ServeGen, trace lengths"), (False, "ServeGen, plan lengths")):
+            demand = load_demand(plan, SERVEGEN, rng, days=args.days, scale_to_peak=True, trace_lengths=lengths)
+            report(title, plan, demand, config, args.workers)
+    if args.case in ("profile", "all"):
+        for spec in ("slow-cold-start", "bursty"):
+            scenarios = parse_scenarios(spec)
+            demand = profile_demand(plan, scenarios, args.days, rng)
+            report(f"fleetsim profile, {spec}", plan, demand, ReplayConfig(scenarios=scenarios), args.workers)
+    if args.case in ("speed", "all"):
+        demand = load_demand(plan, SERVEGEN, rng, days=args.days, scale_to_peak=True, trace_lengths=False)
+        began = time.perf_counter()
+        run_replay(plan, demand, ReplayConfig(), workers=args.workers)
+        seconds = time.perf_counter() - began
+        me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        own, kids = me.ru_maxrss / 1024, children.ru_maxrss / 1024
+        cpu = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+        print(f"  CPU time {cpu:.0f} s over all processes (the wall time on a shared machine is longer)")
+        print(f"\n## speed: {demand.minutes / 1440:.0f} days x {len(plan.tiers)} tiers x 5 policies at 60 s: "
+              f"{seconds:.1f} s wall ({args.workers} workers); peak RSS {own:.0f} MB (parent), "
+              f"{kids:.0f} MB (largest worker); target 120 s, 1024 MB")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

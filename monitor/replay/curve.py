@@ -1,0 +1,157 @@
+"""What one replica of a tier does at a steady arrival rate, measured on fleetsim's aggregate physics.
+
+For each tier the replay runs fleetsim's own call drawing (`draw_calls`: the plan's prompt and output
+distributions, prefix reuse, routing, the replica's intake rules) and latency model (`apply_latencies`:
+roofline steps, chunked prefill, the batch-limit gate, client timeouts) on one replica at a grid of
+Poisson rates, and keeps per rate the TTFT and TPOT quantiles, the running and waiting requests, KV use
+and the mean output. The per-minute replay reads this curve at each minute's per-replica rate; above
+the highest stable rate the excess waits in a queue (monitor.replay.fleet), so the curve itself is
+never extrapolated.
+
+Measured, not modelled twice: the capacity is the rate the replica admits when overloaded (what the
+gate lets through), and the grid spans 2%..95% of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fleetsim.aggregate_calls import CallArrays, Serving, Window, draw_calls
+from fleetsim.aggregate_latency import TierLatency, apply_latencies
+from fleetsim.fleet import engine_config
+from fleetsim.scenarios import Effects
+from monitor.advice.capacity import capacity_table
+from monitor.plan.model import Arrival, Plan, Tier
+
+__all__ = ["QUANTILES", "TierCurve", "tier_curve"]
+
+QUANTILES = (np.arange(40) + 0.5) / 40  # the latency distribution at each rate, as 40 equal-mass points
+_FRACTIONS = (0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+_WARMUP_S, _STEP_S = 180.0, 15.0
+_CALLS = 3000  # measured calls per rate (the span grows at low rates, within these bounds)
+_SPAN_S = (120.0, 6 * 3600.0)
+_T0 = 1_767_600_000.0  # any instant: the rate is flat
+
+
+@dataclass(frozen=True)
+class TierCurve:
+    """Per-replica behaviour at `rates` (req/s, ascending; the last is the highest stable rate)."""
+
+    tier: str
+    rates: np.ndarray
+    ttft: np.ndarray  # (rates, QUANTILES) seconds
+    tpot: np.ndarray
+    running: np.ndarray  # mean requests running per replica
+    waiting: np.ndarray  # mean requests waiting inside the engine per replica
+    kv_usage: np.ndarray  # mean KV cache usage 0..1
+    output_tokens: float  # mean generated tokens per request
+    saturated_rps: float  # what one overloaded replica admits
+
+    @property
+    def stable_rps(self) -> float:
+        return float(self.rates[-1])
+
+    def at(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """TTFT and TPOT quantile rows at per-replica rates x (clipped to the grid): (len(x), Q) each."""
+        x = np.clip(x, self.rates[0], self.rates[-1])
+        i = np.clip(np.searchsorted(self.rates, x, side="right") - 1, 0, self.rates.size - 2)
+        w = ((x - self.rates[i]) / (self.rates[i + 1] - self.rates[i]))[:, None]
+        return (1 - w) * self.ttft[i] + w * self.ttft[i + 1], (1 - w) * self.tpot[i] + w * self.tpot[i + 1]
+
+    def scalar(self, name: str, x: float) -> float:
+        values: np.ndarray = getattr(self, name)
+        return float(np.interp(x, self.rates, values))
+
+
+def tier_curve(plan: Plan, tier: Tier, effects: Effects = Effects(), seed: int = 0) -> TierCurve:  # noqa: B008
+    """The curve of one tier that takes traffic (see the module docstring)."""
+    index = [t.name for t in plan.tiers].index(tier.name)
+    share = _share(plan, index, seed)
+    guess = max(capacity_table(plan, tier, 1.0).requests_per_second_per_replica, 0.05)
+    overload = _run(plan, index, share, 4.0 * guess, effects, seed)
+    saturated = overload.admitted_rps
+    if overload.admitted_rps >= 3.5 * guess:  # the guess was far too low: measure again above it
+        saturated = _run(plan, index, share, 4.0 * overload.admitted_rps, effects, seed).admitted_rps
+    runs = [_run(plan, index, share, f * saturated, effects, seed + k) for k, f in enumerate(_FRACTIONS)]
+    return TierCurve(
+        tier=tier.name,
+        rates=np.array([r.rate for r in runs]),
+        ttft=_rising([r.ttft for r in runs]),
+        tpot=_rising([r.tpot for r in runs]),
+        running=_rising([r.running for r in runs]),
+        waiting=_rising([r.waiting for r in runs]),
+        kv_usage=_rising([r.kv for r in runs]),
+        output_tokens=float(np.mean([r.output for r in runs])),
+        saturated_rps=saturated,
+    )
+
+
+def _rising(rows: list[np.ndarray] | list[float]) -> np.ndarray:
+    """Latency and occupancy rise with load in expectation; a sample's dip below a lower rate is noise, so
+    each rate keeps the running maximum over the rates below it (the curve errs on the slow side)."""
+    return np.maximum.accumulate(np.array(rows, dtype=float), axis=0)
+
+
+def _share(plan: Plan, index: int, seed: int) -> float:
+    from monitor.replay.demand import _plan_shares  # one routing estimate for both
+
+    return float(_plan_shares(plan, np.random.default_rng(seed))[index])
+
+
+@dataclass(frozen=True)
+class _Run:
+    rate: float
+    admitted_rps: float
+    ttft: np.ndarray
+    tpot: np.ndarray
+    running: float
+    waiting: float
+    kv: float
+    output: float
+
+
+def _flat(plan: Plan, rps: float) -> Plan:
+    arrival = Arrival(peak_rps=rps, average_rps=rps, peak_hours_per_day=24)
+    workload = plan.workload.model_copy(update={"arrival": arrival, "calls_per_request": 1.0})
+    return plan.model_copy(update={"workload": workload})
+
+
+def _run(plan: Plan, index: int, share: float, rate: float, effects: Effects, seed: int) -> _Run:
+    """One replica at `rate` calls/s for the warm-up plus the measured span; statistics on the measured part."""
+    configs = tuple(engine_config(plan, t, effects) for t in plan.tiers)
+    replicas = tuple((0,) if i == index else () for i in range(len(plan.tiers)))
+    span = float(np.clip(_CALLS / max(rate, 1e-9), *_SPAN_S))
+    window = Window(_T0, round((_WARMUP_S + span) / _STEP_S), _STEP_S)
+    rng = np.random.default_rng([seed, index, 0x5EED])
+    calls = draw_calls(_flat(plan, rate / max(share, 1e-9)), (), window, Serving(replicas, configs), rng, seed, 0.0)
+    mine = calls.take(np.nonzero((calls.tier == index) & (calls.replica >= 0))[0])
+    local = np.zeros(len(mine), dtype=np.int64)
+    apply_latencies(TierLatency.start(configs[index], 1), mine, local, window, rng)
+    return _measure(mine, window, rate, configs[index].num_gpu_blocks * 16)
+
+
+def _measure(calls: CallArrays, window: Window, rate: float, kv_tokens: float) -> _Run:
+    begin, end = window.start - window.step + _WARMUP_S, window.end - window.step
+    span = end - begin
+    measured = (calls.arrival >= begin) & (calls.arrival < end)
+    served = measured & ~calls.aborted
+    admitted = ((calls.started >= begin) & (calls.started < end) & ~calls.aborted).sum() / span
+    ttft = (calls.queue + calls.prefill)[served]
+    many = served & (calls.target > 1)
+    tpot = (calls.decode / np.maximum(calls.target - 1, 1))[many]
+    running = float((calls.prefill + calls.decode)[served].sum()) / span
+    waiting = float(calls.queue[measured].sum()) / span
+    per_request = (calls.prompt - calls.hit + calls.target / 2.0)[served]
+    kv = min(1.0, running * float(per_request.mean()) / kv_tokens) if per_request.size else 0.0
+    return _Run(
+        rate=rate,
+        admitted_rps=float(admitted),
+        ttft=np.quantile(ttft, QUANTILES) if ttft.size else np.zeros(QUANTILES.size),
+        tpot=np.quantile(tpot, QUANTILES) if tpot.size else np.zeros(QUANTILES.size),
+        running=running,
+        waiting=waiting,
+        kv=kv,
+        output=float(calls.target[served].mean()) if served.any() else 0.0,
+    )

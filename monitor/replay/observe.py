@@ -1,0 +1,230 @@
+"""What Prometheus would hold about a replayed fleet, as the Collector the service reads (monitor.observe).
+
+`ReplayCollector` answers `collect`, `demand_history` and `health` from the replay's per-minute records up
+to the minute the replay reached, never beyond it: a policy built on it cannot see the future. Latencies go
+through histograms with vLLM's own bucket bounds (fleetsim.metrics), and their quantiles and SLO shares
+through the collector's own functions (`merged_quantile`, `fraction_over`), so the evaluation reads the
+numbers Prometheus would give, bucket interpolation included. What the replay does not track (token-length
+histograms, prefix hits, GPU gauges) is unknown with that reason, as a missing series would be.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
+from monitor.collector import BURN_WINDOWS
+from monitor.observe.collector import DemandHistory, SourceHealth
+from monitor.observe.fleet import merged_quantile
+from monitor.observe.model import Measurement, TierObservation
+from monitor.plan.model import Plan
+from monitor.queries.histogram import Bucket, fraction_over
+from monitor.replay.curve import TierCurve
+from monitor.replay.fleet import TierFleet, TierRecord
+from monitor.units import parse_duration
+
+__all__ = ["MIN_REQUESTS", "ReplayCollector", "latency_samples"]
+
+MIN_REQUESTS = 50  # the collector's default: per-request statistics from fewer requests are unknown
+_QUERY = "replay"
+_UNTRACKED = "not tracked by the replay (no token-length, prefix or GPU series)"
+
+
+def latency_samples(curve: TierCurve, rps: np.ndarray, wait: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(minutes, Q) TTFT and TPOT points of each minute: the curve at its per-replica rate, TTFT shifted by
+    the queue wait (a minute with no ready replica has an infinite wait and serves nothing)."""
+    ttft, tpot = curve.at(rps)
+    return ttft + np.where(np.isfinite(wait), wait, 0.0)[:, None], tpot
+
+
+@dataclass
+class ReplayCollector:
+    """The Collector protocol over one policy's fleets; `minute()` is how far the replay has run."""
+
+    plan: Plan
+    fleets: Mapping[str, TierFleet]
+    start: float
+    minute: Callable[[], int]
+    long_window: str = "7d"
+    _hist: dict[str, _Cumulative] = field(default_factory=dict)
+
+    def health(self, now: float) -> SourceHealth:
+        return SourceHealth(True, "replay", newest_sample_age_seconds=0.0)
+
+    def _visible(self, now: float) -> int:
+        """Minutes fully recorded at `now` (never past the replay's own clock)."""
+        return max(0, min(self.minute(), math.floor((now - self.start) / 60.0 + 1e-9)))
+
+    def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
+        m = self._visible(now)
+        return {name: self._tier(name, fleet, m, now, window) for name, fleet in self.fleets.items()}
+
+    def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
+        r, m = self.fleets[tier].record, self._visible(end)
+        first, last = start - start % step_seconds + step_seconds, end - end % step_seconds
+        stamps = np.arange(first, last + 1e-9, step_seconds)
+        served = np.concatenate([[0.0], np.cumsum(r.served[:m])])
+        queue = np.concatenate([[0.0], r.queue[:m]])
+        edge = np.floor((stamps - self.start) / 60.0 + 1e-9).astype(np.int64)  # minutes recorded at each stamp
+        lo = edge - round(step_seconds / 60.0)
+        known = (lo >= 0) & (edge <= m)
+        e, b = np.clip(edge, 0, m), np.clip(lo, 0, m)
+        demand = (served[e] - served[b] + queue[e] - queue[b]) / step_seconds
+        values = tuple(float(v) if k else None for v, k in zip(demand, known, strict=True))
+        return DemandHistory(tier, step_seconds, tuple(float(s) for s in stamps), values, _QUERY)
+
+    def _tier(self, name: str, fleet: TierFleet, m: int, now: float, window: str) -> TierObservation:
+        minutes = max(1, round(parse_duration(window) / 60.0))
+        lo = max(0, m - minutes)
+        if m == 0:
+            return _unknown(name, now, window, "no minute recorded yet")
+        r = fleet.record
+        span = (m - lo) * 60.0
+        served = float(r.served[lo:m].sum())
+        before = float(r.queue[lo - 1]) if lo > 0 else 0.0
+        ready = r.ready[lo:m]
+        values: dict[str, Measurement] = {
+            "request_rate": _m(served / span, window),
+            "demand_rate": _m((served + float(r.queue[m - 1]) - before) / span, window),
+            "replicas_ready": _m(float(r.ready[m - 1]), window),
+            "replicas_up": _m(float(r.ready[m - 1]), window),
+            "waiting": _m(fleet.waiting_now(m - 1), window),
+            "cold_start_p95": _cold_start(fleet, self.long_window),
+        }
+        values.update(self._long(r.served, m))
+        curve = fleet.curve
+        if curve is not None and ready.max() > 0:
+            values.update(_engine(curve, r.per_replica_rps[lo:m], ready, window))
+            hist = self._hist.setdefault(name, _Cumulative.empty(r.served.size))
+            values.update(_latencies(self.plan, fleet, hist, lo, m, window, served))
+        obs = TierObservation(tier=name, evaluated_at=now, window=window)
+        bad = {k.removeprefix("bad:"): v for k, v in values.items() if k.startswith("bad:")}
+        fields = {k: v for k, v in values.items() if not k.startswith("bad:")}
+        return _with(obs, fields, bad)
+
+    def _long(self, served: np.ndarray, m: int) -> dict[str, Measurement]:
+        minutes = round(parse_duration(self.long_window) / 60.0)
+        rates = served[max(0, m - minutes) : m] / 60.0
+        if rates.size < 5:
+            return {}
+        five = np.convolve(rates, np.ones(5) / 5.0, mode="valid")
+        return {
+            "peak_rate": _m(float(five.max()), self.long_window),
+            "burst_peak_rate": _m(float(rates.max()), self.long_window),
+            "average_rate": _m(float(rates.mean()), self.long_window),
+        }
+
+
+def _m(value: float, window: str) -> Measurement:
+    return Measurement.of(value, _QUERY, window)
+
+
+def _with(obs: TierObservation, fields: dict[str, Measurement], bad: dict[str, Measurement]) -> TierObservation:
+    from dataclasses import replace
+
+    return replace(obs, bad_fraction=bad, **fields)  # type: ignore[arg-type]
+
+
+def _unknown(name: str, now: float, window: str, reason: str) -> TierObservation:
+    from monitor.service.jobs import unknown_observation
+
+    return unknown_observation(name, now, window, reason)
+
+
+def _cold_start(fleet: TierFleet, long_window: str) -> Measurement:
+    if fleet.cold_starts_seen == 0:
+        return Measurement.unknown(f"no replica started in {long_window}", _QUERY, long_window)
+    return Measurement.of(fleet.cold_start_s, _QUERY, long_window)
+
+
+def _engine(curve: TierCurve, rps: np.ndarray, ready: np.ndarray, window: str) -> dict[str, Measurement]:
+    """Gauges and rates of the engines, averaged over the window's minutes with a ready replica."""
+    up = ready > 0
+    x = rps[up]
+    running = np.interp(x, curve.rates, curve.running)
+    kv = np.interp(x, curve.rates, curve.kv_usage)
+    return {
+        "running": _m(float((running * ready[up]).mean()), window),
+        "batch_per_replica": _m(float(running.mean()), window),
+        "output_tokens_per_second_per_replica": _m(float((x * curve.output_tokens).mean()), window),
+        "kv_occupancy_mean": _m(float(kv.mean()), window),
+        "kv_occupancy_max": _m(float(kv.max()), window),
+        "error_ratio": _m(0.0, window),
+        "preemption_rate": _m(0.0, window),
+    }
+
+
+@dataclass
+class _Cumulative:
+    """Per-minute bucket counts of one tier, summed from minute 0 (row k = minutes before k), filled as the
+    replay advances: a window's histogram is the difference of two rows, as rate() over counters is."""
+
+    ttft: np.ndarray
+    tpot: np.ndarray
+    upto: int = 0
+
+    @classmethod
+    def empty(cls, minutes: int) -> _Cumulative:
+        return cls(np.zeros((minutes + 1, len(TTFT_BUCKETS) + 1)), np.zeros((minutes + 1, len(TPOT_BUCKETS) + 1)))
+
+    def advance(self, curve: TierCurve, r: TierRecord, m: int) -> None:
+        if m <= self.upto:
+            return
+        lo = self.upto
+        ttft, tpot = latency_samples(curve, r.per_replica_rps[lo:m], r.wait_s[lo:m])
+        weight = r.served[lo:m, None] / ttft.shape[1]
+        self.ttft[lo + 1 : m + 1] = self.ttft[lo] + np.cumsum(_per_minute(ttft, weight, TTFT_BUCKETS), axis=0)
+        self.tpot[lo + 1 : m + 1] = self.tpot[lo] + np.cumsum(_per_minute(tpot, weight, TPOT_BUCKETS), axis=0)
+        self.upto = m
+
+    def window(self, lo: int, m: int) -> tuple[list[Bucket], list[Bucket]]:
+        return _cumulative(self.ttft[m] - self.ttft[lo], TTFT_BUCKETS), _cumulative(
+            self.tpot[m] - self.tpot[lo], TPOT_BUCKETS
+        )
+
+
+def _per_minute(values: np.ndarray, weight: np.ndarray, bounds: tuple[float, ...]) -> np.ndarray:
+    """(minutes, buckets + 1) counts per bucket (non-cumulative); v <= le counts in bucket le."""
+    index = np.searchsorted(np.asarray(bounds), values, side="left")
+    rows = np.repeat(np.arange(values.shape[0]), values.shape[1])
+    width = len(bounds) + 1
+    flat = np.bincount(rows * width + index.ravel(), np.broadcast_to(weight, values.shape).ravel(),
+                       minlength=values.shape[0] * width)  # fmt: skip
+    return flat.reshape(values.shape[0], width)
+
+
+def _cumulative(counts: np.ndarray, bounds: tuple[float, ...]) -> list[Bucket]:
+    total = np.cumsum(np.maximum(counts, 0.0))
+    return [Bucket(le, float(c)) for le, c in zip((*bounds, math.inf), total, strict=True)]
+
+
+def _latencies(
+    plan: Plan, fleet: TierFleet, hist: _Cumulative, lo: int, m: int, window: str, served: float
+) -> dict[str, Measurement]:
+    assert fleet.curve is not None
+    hist.advance(fleet.curve, fleet.record, m)
+    ttft_slo, tpot_slo = plan.slo_for(fleet.tier)
+    out: dict[str, Measurement] = {}
+    for w in BURN_WINDOWS:
+        ttft_w, tpot_w = hist.window(max(0, m - round(parse_duration(w) / 60.0)), m)
+        for name, buckets, slo in (("ttft", ttft_w, ttft_slo), ("tpot", tpot_w, tpot_slo)):
+            share = fraction_over(buckets, slo)
+            if share.fraction is not None:
+                out[f"bad:{name}:{w}"] = Measurement(share.fraction, _QUERY, w)
+    if served < MIN_REQUESTS:
+        return out
+    ttft_b, tpot_b = hist.window(lo, m)
+    for name, buckets in (("ttft", ttft_b), ("tpot", tpot_b)):
+        for q, label in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+            value = merged_quantile(q, [buckets])
+            out[f"{name}_{label}"] = Measurement.of(value, _QUERY, window, round(served))
+    over_ttft, over_tpot = fraction_over(ttft_b, ttft_slo), fraction_over(tpot_b, tpot_slo)
+    if over_ttft.fraction is not None:
+        out["ttft_over_slo"] = _m(over_ttft.fraction, window)
+    if over_tpot.fraction is not None:
+        out["tpot_over_slo"] = _m(over_tpot.fraction, window)
+    return out

@@ -1,0 +1,96 @@
+"""The planwatch policy: what `planwatch serve` would recommend, followed by an autoscaler (KEDA/HPA reading
+planwatch_recommended_replicas), on the replay's own observations.
+
+The same pieces as the service, nothing replay-only: every decision collects observations through a
+Collector (`ReplayCollector`, what Prometheus would hold), calls `monitor.evaluation.evaluate` with the
+previous call's open triggers and advice states, and takes each tier's recommended replicas. Forecasts are
+refitted on the service's cadence (`Settings.forecast_interval`) from the replay's own demand history with
+the service's windows (`monitor.outlooks.fit_tier`); a tier whose refit fails keeps its previous forecast
+while it still reaches into the future, as `run_forecast_refit` does. A tier with no recommendation (its
+data unknown) holds what runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from forecasting import ForecastError
+from monitor.advice import DemandOutlook
+from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
+from monitor.outlooks import ForecastWindows, fit_tier
+from monitor.plan.model import Plan
+from monitor.replay.fleet import TierFleet
+from monitor.replay.observe import ReplayCollector
+from monitor.service.forecasts import TierForecast
+from monitor.service.settings import Settings
+from monitor.sizing.plan_sizing import PlanSizing, size_plan
+from monitor.triggers import TriggerRecord
+
+__all__ = ["Planwatch"]
+
+
+@dataclass
+class Planwatch:
+    plan: Plan
+    start: float
+    settings: Settings = field(default_factory=Settings)
+    name: str = "planwatch"
+    collector: ReplayCollector | None = None
+    forecasts: dict[str, TierForecast] = field(default_factory=dict)
+    triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
+    advice_states: dict[str, object] = field(default_factory=dict)
+    sizing: PlanSizing | None = None
+    _minute: int = 0
+    _refit_at: float | None = None
+
+    def attach(self, fleets: Mapping[str, TierFleet]) -> None:
+        self.collector = ReplayCollector(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
+        self.sizing = size_plan(self.plan)
+
+    def decide(self, minute: int, fleets: Mapping[str, TierFleet], interval_s: float) -> dict[str, int]:
+        if self.collector is None:
+            self.attach(fleets)
+        assert self.collector is not None
+        self._minute = minute
+        now = self.start + 60.0 * minute
+        if self._refit_at is None or now - self._refit_at >= self.settings.forecast_interval - 1e-6:
+            self._refit(now)
+        observations = self.collector.collect(self.plan, now, self.settings.observation_window)
+        evaluation = evaluate(
+            EvaluationInputs(
+                self.plan,
+                observations,
+                now,
+                outlooks=self.outlooks(),
+                previous_triggers=self.triggers,
+                advice_states=self.advice_states,  # type: ignore[arg-type]
+                settings=self.settings.advice.to_advice_settings(),
+                sizing=self.sizing,
+            )
+        )
+        self.triggers = evaluation.open_triggers
+        self.advice_states = dict(evaluation.advice_states)
+        out = {name: f.total for name, f in fleets.items()}
+        for t in evaluation.tiers:
+            if t.recommendation is not None:
+                out[t.tier] = t.recommendation.recommended
+        return out
+
+    def outlooks(self) -> dict[str, DemandOutlook]:
+        return {name: f.outlook for name, f in self.forecasts.items()}
+
+    def _refit(self, now: float) -> None:
+        assert self.collector is not None
+        st = self.settings
+        windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
+        self._refit_at = now
+        fits: dict[str, TierForecast] = {}
+        for tier in self.plan.tiers:
+            try:
+                fits[tier.name] = fit_tier(self.collector, self.plan, tier.name, now, windows)
+            except ForecastError:
+                previous = self.forecasts.get(tier.name)
+                if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:
+                    fits[tier.name] = previous
+        self.forecasts = fits
