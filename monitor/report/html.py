@@ -16,6 +16,7 @@ from monitor.drift import Status
 from monitor.evaluation import Evaluation
 from monitor.observe.collector import DemandHistory
 from monitor.plan.model import FLEET
+from monitor.report.answer import ANSWER_CSS, answer_section
 from monitor.report.charts import demand_chart_svg
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.triggers import trigger_def
@@ -57,10 +58,11 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], raw: bool = Fa
 def render_report(inputs: ReportInputs) -> str:
     ev = inputs.evaluation
     when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [_summary(ev), _sizing(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev)]
+    # The answer first (what to do, when, in the plan's timezone), then the evidence, the hypothesis last.
+    sections = [answer_section(ev), _summary(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev), _sizing(ev)]
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>planwatch report: {_e(ev.plan.name)}</title><style>{_CSS}</style></head><body>"
+        f"<title>planwatch report: {_e(ev.plan.name)}</title><style>{_CSS}{ANSWER_CSS}</style></head><body>"
         f"<h1>planwatch: {_e(ev.plan.name)}</h1><p><small>evaluated at {_e(when)}</small></p>"
         + "".join(sections)
         + "</body></html>"

@@ -25,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
 from monitor.service.jobs import with_fresh_acknowledgements
+from monitor.service.pages import add_pages
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
 from monitor.service.state import NoOpenEpisode, StateStore
@@ -304,9 +305,12 @@ def create_app(
         summary="Holds an LLM serving fleet against its capacity plan: drift, triggers, forecasts, scale advice.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,  # served by monitor.service.pages from local assets: they work offline
+        redoc_url=None,
     )
     app.state.planwatch = ctx
     app.add_exception_handler(RequestValidationError, _validation_problem)
     for router in (_read_routes(), _trigger_routes(), _ops_routes()):
         app.include_router(router)
+    add_pages(app, ctx.settings.evaluation_interval, read_access)
     return app
