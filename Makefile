@@ -14,7 +14,7 @@ PACKAGES := $(wildcard monitor forecasting fleetsim)
 # `make demo CLOSED_LOOP=1` (recommendations drive fleetsim's replica counts).
 SCENARIO ?= baseline
 DAYS ?= 28
-PLAN ?= examples/capstone.yaml
+PLAN ?=
 CLOSED_LOOP ?=
 
 setup: $(STAMP) tools
@@ -49,7 +49,7 @@ test: setup lint typecheck
 	$(BIN)/pytest
 
 demo: setup
-	$(BIN)/planwatch demo --plan $(PLAN) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
+	$(BIN)/planwatch demo $(if $(PLAN),--plan $(PLAN),) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
 
 # Regenerate the committed rules (tests fail when the committed files differ from the generators).
 rules: $(STAMP)

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from monitor.cli.common import json_dumps, load_plan_or_exit
+from monitor.cli.common import json_dumps, load_plan_or_exit, out_console
 from monitor.sizing.capacity import CurvePoint
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.sizing.export import sizing_to_dict
@@ -34,7 +34,7 @@ def size(
     if fmt == "json":
         typer.echo(json_dumps(sizing_to_dict(sizing)))
     else:
-        _print_tables(sizing, Console(width=max(Console().width, 140)))
+        _print_tables(sizing, out_console())
 
 
 def _print_tables(sizing: PlanSizing, console: Console) -> None:
