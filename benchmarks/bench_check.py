@@ -36,11 +36,10 @@ sys.path.insert(0, str(ROOT))
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess  # noqa: E402
 from fleetsim.recorded_history import record_rules  # noqa: E402
 from monitor.collector import PrometheusCollector, queries_per_tier  # noqa: E402
-from monitor.evaluation import evaluate  # noqa: E402
+from monitor.evaluation import EvaluationInputs, evaluate  # noqa: E402
 from monitor.plan import load_plan  # noqa: E402
 from monitor.service.app import build_services  # noqa: E402
 from monitor.service.settings import Settings  # noqa: E402
-from monitor.sizing.plan_sizing import size_plan  # noqa: E402
 from monitor.source import HttpPrometheusSource, InstantResult, RangeResult, SourceSettings  # noqa: E402
 
 SHARES = {"fast": 0.10, "standard": 0.50, "long-context": 0.35, "fallback": 0.05}
@@ -94,7 +93,7 @@ def timed_checks(prom_url: str, plan_path: Path, now: float, long_window: str, r
         CountingSource.calls = 0
         started = time.perf_counter()
         observations = collector.collect(plan, now, "1h")
-        evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, now)
+        evaluate(EvaluationInputs(plan, observations, now))
         seconds = time.perf_counter() - started
         recorded = sum("tier:" in m.query for o in observations.values() for m in vars(o).values()
                        if hasattr(m, "query"))  # fmt: skip

@@ -1,20 +1,22 @@
-"""One evaluation of the plan against production (pure): drift, triggers and advice from typed inputs.
+"""One evaluation of the plan against production (pure): drift, triggers, carry-over and advice from typed inputs.
 
-The service's evaluation job is: collect observations (I/O), call `evaluate` (pure), publish. Time, the
-previous trigger records and the advice state are inputs, so a run can be replayed exactly.
+Every entry point composes the same way: gather an `EvaluationInputs` (I/O at the edge: Prometheus, the
+forecaster, the state store, a replay's own physics), call `evaluate` (pure), publish the `Evaluation`.
+`check` and `report` run it once with no previous state; `serve` and a replay carry the state of one call into
+the next (`Evaluation.open_triggers`, `Evaluation.advice_states`). Time is an input, so a run replays exactly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from monitor.advice import AdviceSettings, AdviceState, DemandOutlook, Recommendation, advise_fleet
 from monitor.drift import DriftRow, Status, fleet_drift, tier_drift, worst_status
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.hours import in_business_hours
 from monitor.plan.model import FLEET, Plan
-from monitor.sizing.plan_sizing import PlanSizing
+from monitor.sizing.plan_sizing import PlanSizing, size_plan
 from monitor.triggers import (
     EvalResult,
     Severity,
@@ -23,9 +25,12 @@ from monitor.triggers import (
     TriggerRecord,
     TriggerState,
     evaluate_triggers,
+    reconcile,
 )
 
-__all__ = ["Evaluation", "TierEvaluation", "evaluate", "ramp_lead_seconds"]
+__all__ = ["Evaluation", "EvaluationInputs", "TierEvaluation", "TriggerKey", "evaluate", "ramp_lead_seconds"]
+
+TriggerKey = tuple[str, str]  # (trigger id, tier)
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,37 @@ class TierEvaluation:
     observation: TierObservation
     drift: tuple[DriftRow, ...]
     recommendation: Recommendation | None
+
+
+@dataclass(frozen=True)
+class EvaluationInputs:
+    """Everything one evaluation reads. Only the plan, the observations and `now` are required.
+
+    - `observations`: one per tier of the plan (and `FLEET` for the fleet view), as a collector or a replay
+      computed them; a tier missing here gets no drift, trigger or advice.
+    - `outlooks`: each tier's demand forecast (mean and 80% upper bound); a tier without one gets reactive
+      advice only (no schedule, no ramp-lead trigger).
+    - `previous_triggers`, `advice_states`: what the previous call left (`Evaluation.open_triggers`,
+      `Evaluation.advice_states`); empty for a one-shot run.
+    - `held_since`: for a one-shot run without previous triggers, when a condition judged over the
+      observation window is taken to have started; None = `now`.
+    - `held_before`: per (trigger, tier) with no previous record, since when the history Prometheus holds shows
+      the condition held without a break (`monitor.hold_history`); it wins over `held_since`, so a condition
+      the history already shows is active at once, in `check` and `serve` alike.
+    - `sizing`: the plan's sizing, computed from the plan when omitted (pass it to save the work per call).
+    """
+
+    plan: Plan
+    observations: Mapping[str, TierObservation]
+    now: float
+    outlooks: Mapping[str, DemandOutlook] = field(default_factory=dict)
+    previous_triggers: Mapping[TriggerKey, TriggerRecord] = field(default_factory=dict)
+    advice_states: Mapping[str, AdviceState] = field(default_factory=dict)
+    evals: tuple[EvalResult, ...] = ()
+    settings: AdviceSettings = field(default_factory=AdviceSettings)
+    held_since: float | None = None
+    held_before: Mapping[TriggerKey, float] = field(default_factory=dict)
+    sizing: PlanSizing | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +82,31 @@ class Evaluation:
     triggers: tuple[TriggerRecord, ...]
     warnings: tuple[str, ...]
     fleet: TierEvaluation | None = None  # the plan's workload as written, all tiers together
+    # Of `triggers`: those held before whose inputs are unknown now, kept unchanged (not evidence they stopped).
+    carried: tuple[TriggerRecord, ...] = ()
+    resolved: tuple[TriggerKey, ...] = ()  # held before, stopped by the data (or their tier left the plan)
+    outlooks: Mapping[str, DemandOutlook] = field(default_factory=dict)  # the forecasts the advice planned on
+
+    @property
+    def current_triggers(self) -> tuple[TriggerRecord, ...]:
+        """The triggers whose condition holds now, by the data (`triggers` less `carried`)."""
+        carried = {r.key for r in self.carried}
+        return tuple(r for r in self.triggers if r.key not in carried)
+
+    @property
+    def open_triggers(self) -> dict[TriggerKey, TriggerRecord]:
+        """The `previous_triggers` of the next call."""
+        return {r.key: r for r in self.triggers}
+
+    @property
+    def advice_states(self) -> dict[str, AdviceState]:
+        """The `advice_states` of the next call."""
+        return {t.tier: t.recommendation.state for t in self.tiers if t.recommendation}
+
+    @property
+    def reactive_tiers(self) -> tuple[str, ...]:
+        """Tiers advised without a demand forecast: their advice reacts to demand now, with no schedule."""
+        return tuple(t.tier for t in self.tiers if t.recommendation and t.tier not in self.outlooks)
 
     @property
     def sections(self) -> tuple[TierEvaluation, ...]:
@@ -61,39 +122,40 @@ class Evaluation:
         return any(t.state is TriggerState.ACTIVE and t.severity is Severity.CRITICAL for t in self.triggers)
 
 
-def evaluate(
-    plan: Plan,
-    sizing: PlanSizing,
-    observations: Mapping[str, TierObservation],
-    outlooks: Mapping[str, DemandOutlook],
-    evals: tuple[EvalResult, ...],
-    previous_triggers: Mapping[tuple[str, str], TriggerRecord],
-    advice_states: Mapping[str, AdviceState],
-    now: float,
-    settings: AdviceSettings = AdviceSettings(),  # noqa: B008 - frozen, never mutated
-    held_since: float | None = None,
-) -> Evaluation:
+def evaluate(inputs: EvaluationInputs) -> Evaluation:
+    """Drift per assumption, advice per tier (within the fleet's GPU budget), the triggers that hold now, and
+    the previous ones carried over (inputs unknown) or resolved (the data says they stopped)."""
+    plan, now, outlooks = inputs.plan, inputs.now, inputs.outlooks
+    sizing = inputs.sizing if inputs.sizing is not None else size_plan(plan)
     hours = plan.workload.business_hours
     flags = {name: tuple(in_business_hours(t, hours) for t in o.timestamps) for name, o in outlooks.items()}
-    fleet_obs = observations.get(FLEET)
-    observations = {name: obs for name, obs in observations.items() if name != FLEET}
-    advice = advise_fleet(plan, observations, outlooks, advice_states, now, flags, settings)
+    fleet_obs = inputs.observations.get(FLEET)
+    observations = {name: obs for name, obs in inputs.observations.items() if name != FLEET}
+    advice = advise_fleet(plan, observations, outlooks, inputs.advice_states, now, flags, inputs.settings)
     by_tier = {r.tier: r for r in advice.recommendations}
     drift = {t.tier.name: tuple(tier_drift(plan, t, observations[t.tier.name]))
              for t in (s.sizing for s in sizing.tiers) if t.tier.name in observations}  # fmt: skip
-    tier_inputs = {
-        name: TierInputs(observations[name], rows, ramp_lead_seconds(outlooks.get(name), by_tier.get(name)))
-        for name, rows in drift.items()
-    }
+    tier_inputs = {name: _tier_inputs(observations[name], rows, outlooks.get(name), by_tier.get(name))
+                   for name, rows in drift.items()}  # fmt: skip
     fleet = None
     if fleet_obs is not None:
         fleet = TierEvaluation(FLEET, fleet_obs, tuple(fleet_drift(plan, fleet_obs)), None)
         tier_inputs[FLEET] = TierInputs(fleet_obs, fleet.drift)
     business_now = in_business_hours(now, hours)
-    trigger_inputs = TriggerInputs(plan, sizing, tier_inputs, evals, now, business_now)
-    triggers = evaluate_triggers(trigger_inputs, previous_triggers, held_since=held_since)
+    trigger_inputs = TriggerInputs(plan, sizing, tier_inputs, inputs.evals, now, business_now)
+    previous = inputs.previous_triggers
+    current = evaluate_triggers(trigger_inputs, previous, held_since=inputs.held_since, held_before=inputs.held_before)
+    settled = reconcile(previous, current, trigger_inputs)
     tiers = tuple(TierEvaluation(n, observations[n], rows, by_tier.get(n)) for n, rows in drift.items())
-    return Evaluation(plan, sizing, now, business_now, tiers, tuple(triggers), advice.warnings, fleet)
+    return Evaluation(plan, sizing, now, business_now, tiers, settled.holding, advice.warnings, fleet,
+                      settled.carried, settled.resolved, dict(outlooks))  # fmt: skip
+
+
+def _tier_inputs(
+    obs: TierObservation, rows: tuple[DriftRow, ...], outlook: DemandOutlook | None, rec: Recommendation | None
+) -> TierInputs:
+    judged = outlook is not None and rec is not None and bool(rec.capacity_rps_now)
+    return TierInputs(obs, rows, ramp_lead_seconds(outlook, rec), ramp_judged=judged)
 
 
 def ramp_lead_seconds(outlook: DemandOutlook | None, rec: Recommendation | None) -> Measurement:

@@ -16,7 +16,6 @@ from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit, ou
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
 from monitor.drift import Status
 from monitor.queries.query import validate_duration
-from monitor.units import parse_duration
 
 if TYPE_CHECKING:
     from monitor.evaluation import Evaluation
@@ -43,6 +42,16 @@ def check(
             "or the raw series only.",
         ),
     ] = True,
+    forecast: Annotated[
+        bool,
+        typer.Option(
+            "--forecast/--no-forecast",
+            help="Fit each tier's demand forecast on its Prometheus history, as report and serve do, so the "
+            "advice plans ahead; --no-forecast advises on demand now only (reactive).",
+        ),
+    ] = True,
+    history: Annotated[str, typer.Option("--history", help="Demand history the forecast fits on.")] = "28d",
+    horizon: Annotated[str, typer.Option("--horizon", help="How far ahead to forecast.")] = "24h",
     header: Headers = None,
     bearer_token_file: BearerFile = None,
     insecure: Insecure = False,
@@ -60,12 +69,9 @@ def check(
 
     3  Prometheus cannot be reached or refuses a query
     """
-    from monitor.cli.render import print_evaluation  # heavy imports at run time keep `planwatch --help` fast
-    from monitor.collector import PrometheusCollector
-    from monitor.evaluation import evaluate
+    from monitor.cli.live import evaluate_live, forecast_to_dict, forecast_windows  # heavy: keep --help fast
+    from monitor.cli.render import print_evaluation
     from monitor.export import evaluation_to_dict
-    from monitor.sizing.plan_sizing import size_plan
-    from monitor.source import PrometheusUnreachable, QueryError
 
     if fmt not in ("table", "json"):
         fail(f"--format {fmt!r} is not one of table, json")
@@ -74,22 +80,19 @@ def check(
             validate_duration(value)
         except ValueError as exc:
             fail(f"{name}: {exc}")
+    windows = forecast_windows(history, horizon) if forecast else None
     plan = load_plan_or_exit(plan_path)
     now = parse_time(at) or time.time()
     with make_source(prometheus, header, bearer_token_file, insecure, timeout) as source:
-        collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
-        try:
-            observations = collector.collect(plan, now, window)
-        except PrometheusUnreachable as exc:
-            fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
-        except QueryError as exc:
-            fail(f"Prometheus at {prometheus} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
-    result = evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, now,
-                      held_since=now - parse_duration(window))  # fmt: skip
+        live = evaluate_live(source, plan, now, window, long_window=long_window, recording_rules=recording_rules,
+                             windows=windows)  # fmt: skip
+    result = live.evaluation
     if fmt == "json":
-        typer.echo(json_dumps(evaluation_to_dict(result)))
+        typer.echo(json_dumps(evaluation_to_dict(result) | {"forecast": forecast_to_dict(live)}))
     else:
         print_evaluation(result, out_console())
+        for note in live.forecast_notes:
+            typer.echo(f"note: {note}")
     raise typer.Exit(int(_exit_code(result)))
 
 

@@ -16,7 +16,7 @@ from monitor.drift import Status
 from monitor.evaluation import Evaluation
 from monitor.observe.collector import DemandHistory
 from monitor.plan.model import FLEET
-from monitor.report.answer import ANSWER_CSS, answer_section
+from monitor.report.answer import ANSWER_CSS, answer_section, local_clock
 from monitor.report.charts import demand_chart_svg
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.triggers import trigger_def
@@ -57,7 +57,9 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], raw: bool = Fa
 
 def render_report(inputs: ReportInputs) -> str:
     ev = inputs.evaluation
-    when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M UTC") + (
+        f" ({local_clock(ev.evaluated_at, ev.plan.workload.business_hours.timezone)})"
+    )
     # The answer first (what to do, when, in the plan's timezone), then the evidence, the hypothesis last.
     sections = [answer_section(ev), _summary(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev), _sizing(ev)]
     return (
@@ -125,21 +127,22 @@ def _triggers(ev: Evaluation) -> str:
 
 
 def _forecast(inputs: ReportInputs) -> str:
+    tz = inputs.evaluation.plan.workload.business_hours.timezone
     parts = ["<h2>Demand forecast, ramp and scale schedule</h2>"]
     for tier in inputs.evaluation.tiers:
         rec = tier.recommendation
-        svg = demand_chart_svg(tier.tier, inputs.histories.get(tier.tier), inputs.outlooks.get(tier.tier), rec)
+        svg = demand_chart_svg(tier.tier, inputs.histories.get(tier.tier), inputs.outlooks.get(tier.tier), rec, tz)
         parts.append(f"<div class=chart>{svg}</div>")
         steps = rec.schedule if rec else ()
         if steps:
-            rows = [_step_row(s) for s in steps]
+            rows = [_step_row(s, tz) for s in steps]
             parts.append(_table(("scale to", "by", "needed at", "demand (req/s)", "cold start + margin"), rows))
     return "".join(parts)
 
 
-def _step_row(s: ScaleStep) -> tuple[str, ...]:
+def _step_row(s: ScaleStep, tz: str) -> tuple[str, ...]:
     lead = f"{s.cold_start_seconds / 60:.0f} min + {s.margin_seconds / 60:.0f} min"
-    return (str(s.replicas), _clock(s.by), _clock(s.needed_at), f"{s.demand_rps:.3g}", lead)
+    return (str(s.replicas), local_clock(s.by, tz), local_clock(s.needed_at, tz), f"{s.demand_rps:.3g}", lead)
 
 
 def _costs(ev: Evaluation) -> str:
@@ -157,7 +160,3 @@ def _costs(ev: Evaluation) -> str:
 
 def _usd(value: float | None, digits: int = 2) -> str:
     return "unknown" if value is None else f"${value:,.{digits}f}"
-
-
-def _clock(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%a %H:%M UTC")

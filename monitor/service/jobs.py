@@ -13,12 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from monitor.advice import AdviceSettings
-from monitor.evaluation import Evaluation, evaluate
+from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.hold_history import held_in_history
 from monitor.observe.collector import Collector
 from monitor.observe.model import Measurement, TierObservation
+from monitor.outlooks import ForecastWindows, fit_tier
 from monitor.plan.model import FLEET, Plan
-from monitor.service.carryover import Reconciled, reconcile
-from monitor.service.forecasts import TierForecast, forecast_tier
+from monitor.service.forecasts import TierForecast
 from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, SourceStatus
 from monitor.service.settings import Settings
 from monitor.service.state import StateStore
@@ -120,10 +121,10 @@ def run_evaluation(ctx: JobContext) -> Snapshot:
     now, started = ctx.clock(), ctx.timer()
     try:
         collected = collect(ctx, now)
-        evaluation, reconciled = _evaluate(ctx, collected, now)
-        advice = {t.tier: t.recommendation.state for t in evaluation.tiers if t.recommendation}
-        ctx.store.commit_evaluation(reconciled.current, reconciled.resolved, advice, now)
-        triggers = attach_episodes(ctx.store, reconciled)
+        inputs = _inputs(ctx, collected, now)
+        evaluation = _with_history_holds(ctx, inputs, evaluate(inputs), collected)
+        ctx.store.commit_evaluation(evaluation.current_triggers, evaluation.resolved, evaluation.advice_states, now)
+        triggers = attach_episodes(ctx.store, evaluation)
     except Exception as exc:
         log.exception("evaluation failed")
         return _publish_failure(ctx, now, ctx.timer() - started, f"{type(exc).__name__}: {exc}")
@@ -132,22 +133,41 @@ def run_evaluation(ctx: JobContext) -> Snapshot:
     return ctx.results.update(lambda s: fresh_acks(_published(s, collected, evaluation, triggers, now, duration)))
 
 
-def _evaluate(ctx: JobContext, collected: Collected, now: float) -> tuple[Evaluation, Reconciled]:
-    previous = {e.record.key: e.record for e in ctx.store.open_episodes()}
-    outlooks = ctx.results.current().outlooks()
-    evaluation = evaluate(
-        ctx.plan, ctx.sizing, collected.observations, outlooks, ctx.store.evals(), previous,
-        ctx.store.advice_states(), now, settings=ctx.advice,
-    )  # fmt: skip
-    reconciled = reconcile(previous, evaluation)
-    return replace(evaluation, triggers=reconciled.holding), reconciled
+def _inputs(ctx: JobContext, collected: Collected, now: float) -> EvaluationInputs:
+    """This cycle's observations, the latest forecasts, and the state the previous cycles stored."""
+    return EvaluationInputs(
+        ctx.plan,
+        collected.observations,
+        now,
+        outlooks=ctx.results.current().outlooks(),
+        previous_triggers={e.record.key: e.record for e in ctx.store.open_episodes()},
+        advice_states=ctx.store.advice_states(),
+        evals=ctx.store.evals(),
+        settings=ctx.advice,
+        sizing=ctx.sizing,
+    )
 
 
-def attach_episodes(store: StateStore, reconciled: Reconciled) -> tuple[OpenTrigger, ...]:
+def _with_history_holds(ctx: JobContext, inputs: EvaluationInputs, ev: Evaluation, collected: Collected) -> Evaluation:
+    """A trigger seen for the first time (no stored episode) is judged on the history Prometheus holds:
+    if the condition held over its hold period there, it is active now, as `check` says."""
+    new = [r.key for r in ev.current_triggers if r.key not in inputs.previous_triggers]
+    if not new or collected.outcome is not Outcome.OK:
+        return ev
+    window = ctx.settings.observation_window
+    try:
+        held = held_in_history(ctx.collector, ctx.plan, inputs.now, window, new, ctx.sizing)
+    except unreachable_errors() as exc:
+        log.warning("reading trigger history failed, new triggers start pending: %s", _reason(exc))
+        return ev
+    return evaluate(replace(inputs, held_before=held)) if held else ev
+
+
+def attach_episodes(store: StateStore, evaluation: Evaluation) -> tuple[OpenTrigger, ...]:
     """The holding triggers with the id of their stored episode (acknowledgements are attached on publish)."""
     episodes = {e.record.key: e.id for e in store.open_episodes()}
-    carried = {r.key for r in reconciled.carried}
-    return tuple(OpenTrigger(r, episodes.get(r.key), r.key in carried) for r in reconciled.holding)
+    carried = {r.key for r in evaluation.carried}
+    return tuple(OpenTrigger(r, episodes.get(r.key), r.key in carried) for r in evaluation.triggers)
 
 
 def with_fresh_acknowledgements(store: StateStore) -> Callable[[Snapshot], Snapshot]:
@@ -220,5 +240,5 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
 
 def _refit(ctx: JobContext, tier: str, now: float) -> TierForecast:
     st = ctx.settings
-    history = ctx.collector.demand_history(ctx.plan, tier, now - st.forecast_history, now, st.forecast_step)
-    return forecast_tier(history, now, st.forecast_horizon)
+    windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
+    return fit_tier(ctx.collector, ctx.plan, tier, now, windows)

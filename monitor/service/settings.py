@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, V
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from monitor.advice import AdviceSettings
+from monitor.outlooks import DEFAULT_WINDOWS
 from monitor.source import SourceSettings
 from monitor.units import parse_duration
 
@@ -70,9 +71,15 @@ class Settings(BaseSettings):
     )
     evaluation_interval: Seconds = Field(default=60.0, description="How often to collect and evaluate.")
     forecast_interval: Seconds = Field(default=3600.0, description="How often to refit the demand forecasts.")
-    forecast_horizon: Seconds = Field(default=86_400.0, description="How far ahead the forecast looks.")
-    forecast_history: Seconds = Field(default=28 * 86_400.0, description="Demand history a refit reads.")
-    forecast_step: Seconds = Field(default=300.0, description="Resolution of history and forecast.")
+    forecast_horizon: Seconds = Field(
+        default=DEFAULT_WINDOWS.horizon_seconds, description="How far ahead the forecast looks."
+    )
+    forecast_history: Seconds = Field(
+        default=DEFAULT_WINDOWS.history_seconds, description="Demand history a refit reads."
+    )
+    forecast_step: Seconds = Field(
+        default=DEFAULT_WINDOWS.step_seconds, description="Resolution of history and forecast."
+    )
     observation_window: str = Field(default="1h", description="PromQL range of the observations (1h, 30m).")
     long_window: str = Field(default="7d", description="PromQL range of the peak and average rates.")
     recording_rules: bool = Field(

@@ -1,5 +1,6 @@
 """Revisit-the-design triggers: one catalog, a pure evaluator, and their evidence."""
 
+from monitor.triggers.carryover import Reconciled, reconcile
 from monitor.triggers.catalog import CATALOG, trigger_def
 from monitor.triggers.evaluate import evaluate_triggers
 from monitor.triggers.model import (
@@ -17,6 +18,7 @@ __all__ = [
     "CATALOG",
     "EvalResult",
     "Evidence",
+    "Reconciled",
     "Severity",
     "TierInputs",
     "TriggerDef",
@@ -24,5 +26,6 @@ __all__ = [
     "TriggerRecord",
     "TriggerState",
     "evaluate_triggers",
+    "reconcile",
     "trigger_def",
 ]

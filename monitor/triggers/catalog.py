@@ -7,15 +7,18 @@ from __future__ import annotations
 from monitor.drift import Status
 from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
-from monitor.triggers.model import Check, Evidence, Severity, TriggerDef, TriggerInputs
+from monitor.triggers.model import Check, Evidence, Needs, Severity, TriggerDef, TriggerInputs
 from monitor.units import format_value
 
 __all__ = ["CATALOG", "trigger_def"]
 
 _M = 60.0
 
+# A trigger's condition and what it is judged on, declared together so they cannot drift apart.
+Rule = tuple[Check, Needs]
 
-def _drift_breach(assumption: str, what: str) -> Check:
+
+def _drift_breach(assumption: str, what: str) -> Rule:
     """A check that holds while one plan assumption is in breach on a tier."""
 
     def check(inputs: TriggerInputs, tier: str) -> Evidence | None:
@@ -31,7 +34,7 @@ def _drift_breach(assumption: str, what: str) -> Check:
             queries=(row.observed.query,) if row.observed.query else (),
         )
 
-    return check
+    return check, Needs(assumptions=(assumption,))
 
 
 def _kv_pressure(inputs: TriggerInputs, tier: str) -> Evidence | None:
@@ -66,7 +69,7 @@ def _cold_start(inputs: TriggerInputs, tier: str) -> Evidence | None:
     )
 
 
-def _burn(slo: str, severity: str) -> Check:
+def _burn(slo: str, severity: str) -> Rule:
     """Multi-window burn: both the long and the short window burn faster than the policy's factor."""
 
     def check(inputs: TriggerInputs, tier: str) -> Evidence | None:
@@ -89,14 +92,15 @@ def _burn(slo: str, severity: str) -> Check:
                 )
         return None
 
-    return check
+    windows = [w for p in SRE_POLICY if p.severity == severity for w in (p.long, p.short)]
+    return check, Needs(bad_fractions=tuple(f"{slo}:{w}" for w in windows))
 
 
 def _availability_applies(inputs: TriggerInputs) -> bool:
     return inputs.plan.slo.availability_window == "always" or inputs.in_business_hours
 
 
-def _quality(fallback: bool) -> Check:
+def _quality(fallback: bool) -> Rule:
     """A posted eval of this tier's model at its precision fails (the drop exceeds the threshold)."""
 
     def check(inputs: TriggerInputs, tier: str) -> Evidence | None:
@@ -119,7 +123,7 @@ def _quality(fallback: bool) -> Check:
             plan={"baseline_score": worst.baseline_score, "threshold": worst.threshold},
         )
 
-    return check
+    return check, Needs()  # posted evals are stored: never unknown
 
 
 def _def(
@@ -131,9 +135,10 @@ def _def(
     hold_min: float,
     mitigation: str,
     revisit: str,
-    check: Check,
+    rule: Rule,
 ) -> TriggerDef:
-    return TriggerDef(id_, title, invalidates, severity, window, hold_min * _M, mitigation, revisit, check)
+    check, needs = rule
+    return TriggerDef(id_, title, invalidates, severity, window, hold_min * _M, mitigation, revisit, check, needs)
 
 
 CATALOG: tuple[TriggerDef, ...] = (
@@ -205,7 +210,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         10,
         "Quantize the KV cache (FP8); lower max_num_seqs; route long prompts away; add replicas or memory",
         "Revisit when preemptions recur at planned load: contexts or concurrency exceed the plan",
-        _kv_pressure,
+        (_kv_pressure, Needs(measurements=("kv_occupancy_max", "preemption_rate"))),
     ),
     _def(
         "cold-start-too-slow",
@@ -217,7 +222,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         "Pre-warm on a schedule ahead of the forecast ramp; keep a larger floor in "
         "the morning; speed up weight loading (local cache, safetensors streaming)",
         "Revisit when no lead time before the ramp covers the cold start",
-        _cold_start,
+        (_cold_start, Needs(ramp=True)),  # an unknown cold start falls back to the plan's
     ),
     _def(
         "tool-call-fanout",

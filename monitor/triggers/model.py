@@ -17,6 +17,7 @@ __all__ = [
     "Check",
     "EvalResult",
     "Evidence",
+    "Needs",
     "Severity",
     "TierInputs",
     "TriggerDef",
@@ -73,9 +74,34 @@ class TierInputs:
     drift: tuple[DriftRow, ...]
     # Time the forecast ramp takes from 80% to 100% of current capacity: what reactive autoscaling has.
     ramp_lead_seconds: Measurement = _NO_FORECAST
+    # Whether the ramp could be judged at all (a forecast and the ready replicas' capacity were known): a
+    # lead time that is unknown because no ramp comes is an answer, one unknown for want of a forecast is not.
+    ramp_judged: bool = False
 
     def row(self, assumption: str) -> DriftRow | None:
         return next((r for r in self.drift if r.assumption == assumption), None)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a trigger is judged on, declared next to its check. While any of it is unknown, a trigger that
+    held before cannot be judged stopped: it is carried over, not resolved (`monitor.triggers.carryover`)."""
+
+    assumptions: tuple[str, ...] = ()  # drift rows (`prompt_p95`); one the plan no longer holds is not judged
+    measurements: tuple[str, ...] = ()  # observation fields (`kv_occupancy_max`)
+    bad_fractions: tuple[str, ...] = ()  # SLO shares per window (`ttft:1h`); absent counts as unknown
+    ramp: bool = False  # the forecast ramp ahead against current capacity
+
+    def unknown(self, tier: TierInputs) -> tuple[str, ...]:
+        """The names of the inputs that are unknown on this tier now."""
+        obs, rows = tier.observation, {r.assumption: r for r in tier.drift}
+        measurements = obs.measurements()
+        out = [a for a in self.assumptions if a in rows and rows[a].observed.value is None]
+        out += [m for m in self.measurements if not measurements[m].known]
+        out += [f"bad_fraction:{k}" for k in self.bad_fractions if k not in obs.bad_fraction
+                or not obs.bad_fraction[k].known]  # fmt: skip
+        out += ["ramp (no forecast or no current capacity)"] if self.ramp and not tier.ramp_judged else []
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -104,6 +130,7 @@ class TriggerDef:
     mitigation: str
     revisit_when: str
     check: Check = field(repr=False, compare=False)
+    needs: Needs = Needs()
 
 
 class TriggerState(StrEnum):

@@ -8,9 +8,8 @@ import pytest
 
 from monitor.advice import DemandOutlook
 from monitor.drift import Status
-from monitor.evaluation import evaluate, ramp_lead_seconds
+from monitor.evaluation import EvaluationInputs, evaluate, ramp_lead_seconds
 from monitor.observe.model import Measurement
-from monitor.sizing.plan_sizing import size_plan
 from tests.builders import baseline_observation, copilot_plan
 
 NOW = 1_800_000_000.0
@@ -20,7 +19,7 @@ def _run(**change: Measurement):  # type: ignore[no-untyped-def]
     plan = copilot_plan()
     obs = replace(baseline_observation(), demand_rate=Measurement.of(30.0), request_rate=Measurement.of(30.0),
                   replicas_ready=Measurement.of(3), **change)  # fmt: skip
-    return evaluate(plan, size_plan(plan), {"copilot": obs}, {}, (), {}, {}, NOW)
+    return evaluate(EvaluationInputs(plan, {"copilot": obs}, NOW))
 
 
 def test_a_plan_that_holds_gives_ok_drift_no_triggers_and_a_recommendation() -> None:

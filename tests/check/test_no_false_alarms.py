@@ -13,7 +13,7 @@ import pytest
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.collector import PrometheusCollector
 from monitor.drift import Status
-from monitor.evaluation import evaluate
+from monitor.evaluation import EvaluationInputs, evaluate
 from monitor.plan import load_plan
 from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -39,7 +39,9 @@ def test_baseline_over_a_week_fires_no_trigger(tmp_path: Path) -> None:
             # Each hour of the week against its own day; the last one also against the whole week (burstiness).
             collector = PrometheusCollector(source, long_window="7d" if hours_back == 0 else "1d")
             at = NOW - hours_back * 3600
-            ev = evaluate(plan, sizing, collector.collect(plan, at, "1h"), {}, (), {}, {}, at, held_since=at - 3600)
+            ev = evaluate(
+                EvaluationInputs(plan, collector.collect(plan, at, "1h"), at, held_since=at - 3600, sizing=sizing)
+            )
             alarms += [f"-{hours_back}h: trigger {t.trigger} on {t.tier}" for t in ev.triggers]
             alarms += [f"-{hours_back}h: {s.tier}.{r.assumption} breach ({r.observed.value})"
                        for s in ev.sections for r in s.drift if r.status is Status.BREACH]  # fmt: skip

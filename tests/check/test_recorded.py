@@ -21,11 +21,10 @@ from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from fleetsim.recorded_history import record_rules
 from monitor.collector import PrometheusCollector
 from monitor.drift import Status
-from monitor.evaluation import Evaluation, evaluate
+from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.observe.collector import DemandHistory
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import load_plan
-from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
 from tests.check.test_scenarios import COPILOT, END, NOW, REPO
 
@@ -67,7 +66,7 @@ def _collect(data: Path, work: Path, recording_rules: bool, scenario: str = "") 
             span: collector.demand_history(plan, TIER, NOW - hours * 3600, NOW, 300.0)
             for span, hours in (("day", 24), ("two days", 46))
         }
-    evaluation = evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, NOW, held_since=NOW - 3600)
+    evaluation = evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
     return observations, evaluation
 
 

@@ -18,9 +18,8 @@ import pytest
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.collector import PrometheusCollector
 from monitor.drift import Status
-from monitor.evaluation import Evaluation, evaluate
+from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.plan import load_plan
-from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
 
 pytestmark = pytest.mark.integration
@@ -54,7 +53,7 @@ def judge_history(plan_path: Path, data: Path, work: Path, long_window: str = "1
         HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30)) as source,
     ):
         observations = PrometheusCollector(source, long_window=long_window).collect(plan, NOW, "1h")
-    return evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, NOW, held_since=NOW - 3600)
+    return evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from monitor.advice import DemandOutlook
-from monitor.evaluation import evaluate
+from monitor.evaluation import EvaluationInputs, evaluate
 from monitor.observe.collector import DemandHistory
 from monitor.observe.model import Measurement
 from monitor.report.html import ReportInputs, render_report
-from monitor.sizing.plan_sizing import size_plan
 from tests.builders import baseline_observation, copilot_plan
 
 NOW = 1_800_000_000.0
@@ -36,7 +35,7 @@ def _inputs(query: str = "histogram_quantile(0.95, ...)") -> ReportInputs:
     obs = replace(baseline_observation(), demand_rate=Measurement.of(_diurnal(NOW)),
                   request_rate=Measurement.of(_diurnal(NOW)), replicas_ready=Measurement.of(1),
                   prompt_p95=Measurement.of(40_000, query=query))  # fmt: skip
-    ev = evaluate(plan, size_plan(plan), {"copilot": obs}, {"copilot": outlook}, (), {}, {}, NOW)
+    ev = evaluate(EvaluationInputs(plan, {"copilot": obs}, NOW, outlooks={"copilot": outlook}))
     history = DemandHistory("copilot", 300, past, tuple(_diurnal(t) for t in past), "demand")
     return ReportInputs(ev, {"copilot": history}, {"copilot": outlook})
 

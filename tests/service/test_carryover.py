@@ -6,9 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from monitor.evaluation import evaluate
+from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.observe.model import Measurement, TierObservation
-from monitor.service.carryover import reconcile
 from monitor.service.jobs import unknown_observation
 from monitor.sizing.plan_sizing import size_plan
 from monitor.triggers import Evidence, Severity, TriggerRecord, TriggerState
@@ -23,6 +22,11 @@ UNKNOWN = Measurement.unknown("no series")
 def _previous(trigger: str, observed: dict[str, float | None], tier: str = "copilot") -> TriggerRecord:
     return TriggerRecord(trigger, tier, Severity.WARNING, TriggerState.ACTIVE, NOW - 3600, NOW - 60,
                          Evidence("held", observed))  # fmt: skip
+
+
+def _evaluate(observation: TierObservation, previous: TriggerRecord) -> Evaluation:
+    inputs = EvaluationInputs(PLAN, {"copilot": observation}, NOW, previous_triggers={previous.key: previous})
+    return evaluate(replace(inputs, sizing=SIZING))
 
 
 @pytest.mark.parametrize(
@@ -49,20 +53,18 @@ def _previous(trigger: str, observed: dict[str, float | None], tier: str = "copi
     ],
 )  # fmt: skip
 def test_reconcile(previous: TriggerRecord, observation: TierObservation, outcome: str) -> None:
-    ev = evaluate(PLAN, SIZING, {"copilot": observation}, {}, (), {previous.key: previous}, {}, NOW)
-    r = reconcile({previous.key: previous}, ev)
-    got = "carried" if r.carried == (previous,) else "resolved" if r.resolved == (previous.key,) else "neither"
+    ev = _evaluate(observation, previous)
+    got = "carried" if ev.carried == (previous,) else "resolved" if ev.resolved == (previous.key,) else "neither"
     assert got == outcome
-    assert r.current == ev.triggers
+    assert ev.triggers == (*ev.current_triggers, *ev.carried)
 
 
 def test_a_trigger_that_still_holds_is_current_with_its_first_seen() -> None:
     previous = _previous("prompt-p95-above-plan", {"prompt_p95": 40_000.0})
     obs = copilot_observation(prompt_p95=Measurement.of(40_000))
-    ev = evaluate(PLAN, SIZING, {"copilot": obs}, {}, (), {previous.key: previous}, {}, NOW)
-    r = reconcile({previous.key: previous}, ev)
-    assert (r.carried, r.resolved) == ((), ()) and r.current[0].first_seen == previous.first_seen
-    assert r.holding == r.current
+    ev = _evaluate(obs, previous)
+    assert (ev.carried, ev.resolved) == ((), ()) and ev.current_triggers[0].first_seen == previous.first_seen
+    assert ev.triggers == ev.current_triggers
 
 
 def test_an_all_unknown_observation_has_every_measurement_unknown_with_the_reason() -> None:

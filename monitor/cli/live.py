@@ -1,0 +1,89 @@
+"""What `check` and `report` share: one evaluation of the plan against a live Prometheus, with each tier's
+demand forecast fitted from its history there, as `serve` does (the same collector, forecasting path and
+composition, so the three give the same advice on the same history)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from monitor.cli.common import ExitCode, fail
+from monitor.collector import PrometheusCollector
+from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.hold_history import held_in_history
+from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, fit_outlooks
+from monitor.plan.model import Plan
+from monitor.source import HttpPrometheusSource, PrometheusUnreachable, QueryError
+from monitor.units import parse_duration
+
+__all__ = ["REACTIVE_ONLY", "LiveEvaluation", "evaluate_live", "forecast_to_dict", "forecast_windows"]
+
+REACTIVE_ONLY = "no demand forecast (--no-forecast): the advice is reactive only, with no scale schedule"
+
+
+@dataclass(frozen=True)
+class LiveEvaluation:
+    evaluation: Evaluation
+    fitted: FittedOutlooks | None  # None when forecasting was turned off
+
+    @property
+    def forecast_notes(self) -> tuple[str, ...]:
+        """Why a tier's advice is reactive only (no forecast), one line per reason."""
+        if self.fitted is None:
+            return (REACTIVE_ONLY,)
+        return tuple(f"tier {tier}: no demand forecast ({why}): the advice is reactive only"
+                     for tier, why in self.fitted.errors.items())  # fmt: skip
+
+
+def forecast_windows(history: str, horizon: str, step_seconds: float = DEFAULT_WINDOWS.step_seconds) -> ForecastWindows:
+    """The windows of `--history` and `--horizon`; a bad duration is a usage error naming the option."""
+    try:
+        history_s = parse_duration(history)
+    except ValueError as exc:
+        fail(f"--history: {exc}")
+    try:
+        horizon_s = parse_duration(horizon)
+    except ValueError as exc:
+        fail(f"--horizon: {exc}")
+    return ForecastWindows(history_s, step_seconds, horizon_s)
+
+
+def evaluate_live(
+    source: HttpPrometheusSource,
+    plan: Plan,
+    now: float,
+    window: str,
+    *,
+    long_window: str,
+    recording_rules: bool = True,
+    windows: ForecastWindows | None,
+) -> LiveEvaluation:
+    """Collect the observations over `window` ending at `now`, fit the forecasts (unless `windows` is None)
+    and evaluate once. An unreachable Prometheus or a refused query exits with status 3."""
+    collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
+    url = source.settings.url
+    try:
+        observations = collector.collect(plan, now, window)
+        fitted = fit_outlooks(collector, plan, now, windows) if windows is not None else None
+        inputs = EvaluationInputs(plan, observations, now, outlooks=fitted.outlooks if fitted else {})
+        first = evaluate(inputs)
+        # One-shot: how long each trigger has held is read from history, as serve reads it on first sight.
+        keys = [r.key for r in first.current_triggers]
+        held = held_in_history(collector, plan, now, window, keys, first.sizing) if keys else {}
+    except PrometheusUnreachable as exc:
+        fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
+    except QueryError as exc:
+        fail(f"Prometheus at {url} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
+    if not held:
+        return LiveEvaluation(first, fitted)
+    return LiveEvaluation(evaluate(replace(inputs, held_before=held, sizing=first.sizing)), fitted)
+
+
+def forecast_to_dict(live: LiveEvaluation) -> dict[str, object]:
+    """What the advice planned on, for the JSON of `check`: each tier's forecast model, or why it has none."""
+    forecasts = live.fitted.forecasts if live.fitted else {}
+    return {
+        "enabled": live.fitted is not None,
+        "models": {tier: f.model for tier, f in forecasts.items()},
+        "reactive_only": list(live.evaluation.reactive_tiers),
+        "notes": list(live.forecast_notes),
+    }

@@ -1,0 +1,71 @@
+"""Each tier's demand forecast from its history in Prometheus: the one forecasting path of check, report and
+serve (the edge: it reads through a `Collector`; the forecast itself is pure).
+
+The three share `ForecastWindows`' defaults, so on the same history they plan on the same outlook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from forecasting import ForecastError
+from monitor.advice import DemandOutlook
+from monitor.observe.collector import Collector, DemandHistory
+from monitor.plan.model import Plan
+from monitor.service.forecasts import TierForecast, forecast_tier
+
+__all__ = ["DEFAULT_WINDOWS", "FittedOutlooks", "ForecastWindows", "fit_outlooks", "fit_tier", "read_history"]
+
+
+@dataclass(frozen=True)
+class ForecastWindows:
+    """How much demand history a fit reads, at what resolution, and how far ahead it forecasts (seconds)."""
+
+    history_seconds: float = 28 * 86_400.0
+    step_seconds: float = 300.0
+    horizon_seconds: float = 86_400.0
+
+
+DEFAULT_WINDOWS = ForecastWindows()
+
+
+@dataclass(frozen=True)
+class FittedOutlooks:
+    """Per tier: the history read, the forecast fitted on it, or why there is none."""
+
+    histories: dict[str, DemandHistory] = field(default_factory=dict)
+    forecasts: dict[str, TierForecast] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def outlooks(self) -> dict[str, DemandOutlook]:
+        return {name: f.outlook for name, f in self.forecasts.items()}
+
+
+def fit_tier(
+    collector: Collector, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+) -> TierForecast:
+    """Read a tier's demand history ending at `now` and forecast it. Raises ForecastError (history that
+    cannot be forecast) and whatever the collector raises (PrometheusUnreachable)."""
+    return forecast_tier(read_history(collector, plan, tier, now, windows), now, windows.horizon_seconds)
+
+
+def read_history(
+    collector: Collector, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+) -> DemandHistory:
+    return collector.demand_history(plan, tier, now - windows.history_seconds, now, windows.step_seconds)
+
+
+def fit_outlooks(
+    collector: Collector, plan: Plan, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+) -> FittedOutlooks:
+    """Every tier's history and forecast; a tier whose history cannot be forecast has none, and says why in
+    `errors`. Raises what the collector raises (PrometheusUnreachable)."""
+    fitted = FittedOutlooks()
+    for tier in plan.tiers:
+        history = fitted.histories[tier.name] = read_history(collector, plan, tier.name, now, windows)
+        try:
+            fitted.forecasts[tier.name] = forecast_tier(history, now, windows.horizon_seconds)
+        except ForecastError as exc:
+            fitted.errors[tier.name] = str(exc)
+    return fitted
