@@ -25,13 +25,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Prometheus, Alertmanager (integration tests) and Chromium (the report test) from Debian's packages,
+# Prometheus, Alertmanager (integration tests), Chromium (the page tests) and docker-compose (v1: it validates
+# docker-compose.yml offline, with no engine) from Debian's packages,
 # when they are not installed yet.
 tools:
 	@missing=""; \
 	command -v prometheus >/dev/null && command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null || missing="$$missing prometheus-alertmanager"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing (apt-get)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

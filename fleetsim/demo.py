@@ -17,16 +17,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Self, cast
+from typing import Self
 
 import httpx
 import yaml
 
 from fleetsim.alert_receiver import AlertReceiver
 from fleetsim.deploy import RawPrometheusConfig, localized_prometheus_config
+from fleetsim.morning import morning_plan
 from fleetsim.promstack import AlertmanagerConfig, AlertmanagerProcess, PrometheusProcess, free_port
 
 __all__ = ["DemoOptions", "DemoStack", "DemoUrls"]
@@ -138,7 +138,7 @@ class DemoStack:
         """The plan the demo runs: the given one, its timezone shifted to a local morning if asked."""
         data = yaml.safe_load(self.options.plan.read_text())
         if self.options.morning:
-            data["workload"]["business_hours"] = _morning(data["workload"].get("business_hours", {}), time.time())
+            data = morning_plan(data, time.time())
             self._say(f"demo plan: timezone {data['workload']['business_hours']['timezone']} so that it is a business "
                       "morning there now (--no-morning keeps the plan's own)")  # fmt: skip
         path = self.options.workdir / "plan.yaml"
@@ -209,17 +209,6 @@ class DemoStack:
                         self._say(f"closed loop: scaled {tier} to {wanted} ({rec.get('reason')})")
                 except (httpx.HTTPError, ValueError, KeyError) as exc:
                     self._say(f"closed loop: skipped a round ({exc})")
-
-
-def _morning(hours: dict[str, object], now: float) -> dict[str, object]:
-    """Business hours in a fixed-offset zone where `now` is between 9:00 and 11:00, today a working day."""
-    utc = datetime.fromtimestamp(now, UTC)
-    offset = next(h for h in range(-12, 15) if 9 <= (utc + timedelta(hours=h)).hour < 11)
-    local = utc + timedelta(hours=offset)
-    days = list(dict.fromkeys([*cast(list[str], hours.get("weekdays", ["mon", "tue", "wed", "thu", "fri"])),
-                                local.strftime("%a").lower()]))  # fmt: skip
-    zone = f"Etc/GMT{'-' if offset >= 0 else '+'}{abs(offset)}"  # POSIX signs: Etc/GMT-2 is UTC+2
-    return {**hours, "timezone": zone, "weekdays": days, "start": "08:00", "end": str(hours.get("end", "18:00"))}
 
 
 def _alerts_path(prometheus: str) -> str:
