@@ -25,7 +25,15 @@ from monitor.sizing.tier import TierSizing, replica_model
 from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
 from monitor.units import parse_duration
 
-__all__ = ["DriftRow", "Status", "fleet_drift", "judge", "tier_drift", "worst_status"]
+__all__ = [
+    "DriftRow",
+    "Status",
+    "bucket_note",
+    "fleet_drift",
+    "judge",
+    "tier_drift",
+    "worst_status",
+]
 
 Harm = Literal["higher", "lower"]
 
@@ -87,8 +95,10 @@ def tier_drift(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Dri
         *_length_checks(plan, sizing, obs),
         ("prefix_hit_rate", sizing.workload.prefix_hit_rate, obs.prefix_hit_rate, "lower", "ratio",
          "hits / queries in tokens"),
-        ("ttft_p95", sizing.ttft_slo_seconds, obs.ttft_p95, "higher", "s", "against the SLO"),
-        ("tpot_p95", sizing.tpot_slo_seconds, obs.tpot_p95, "higher", "s", "against the SLO"),
+        ("ttft_p95", sizing.ttft_slo_seconds, obs.ttft_p95, "higher", "s",
+         "against the SLO" + bucket_note(obs.ttft_p95.value, *_vllm_bounds("ttft"))),
+        ("tpot_p95", sizing.tpot_slo_seconds, obs.tpot_p95, "higher", "s",
+         "against the SLO" + bucket_note(obs.tpot_p95.value, *_vllm_bounds("tpot"))),
         *_capacity_checks(plan, sizing, obs),
         ("cold_start", tier.cold_start_seconds, obs.cold_start_p95, "higher", "s", "created to ready, p95"),
         ("calls_per_request", plan.workload.calls_per_request, obs.calls_per_request, "higher", "calls", "gateway"),
@@ -121,6 +131,31 @@ def fleet_drift(plan: Plan, obs: TierObservation) -> list[DriftRow]:
 
 # KV occupancy puts the plan at risk only as the cache nears full: 4% used where 3% was planned is no risk.
 KV_AT_RISK = 0.5
+
+
+def _vllm_bounds(histogram: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """vLLM's bucket bounds (current, before vLLM #15202) of the TTFT or TPOT histogram."""
+    # Imported here: monitor.rules' package imports the trigger catalog, which imports this module.
+    from monitor.rules import buckets
+
+    if histogram == "ttft":
+        return buckets.TTFT_BOUNDS, buckets.TTFT_BOUNDS_BEFORE_15202
+    return buckets.ITL_BOUNDS, buckets.ITL_BOUNDS_BEFORE_15202
+
+
+def bucket_note(value: float | None, bounds: tuple[float, ...], older: tuple[float, ...] = ()) -> str:
+    """What a histogram quantile is: histogram_quantile answers the top finite bound when the quantile lies in
+    the +Inf bucket (a bound, not a measurement), and interpolates inside a wide bucket (a guess within it)."""
+    if value is None or not bounds:
+        return ""
+    tops = {bounds[-1], *(older[-1:] if older else ())}
+    if value >= bounds[-1] or value in tops:
+        return f"; the histogram's top bucket: at least {value:g} s, a bound, not a measurement"
+    lower = max((b for b in bounds if b < value), default=0.0)
+    upper = min(b for b in bounds if b >= value)
+    if lower > 0 and upper / lower >= 4:
+        return f"; somewhere between {lower:g} s and {upper:g} s (one bucket: histogram_quantile interpolates)"
+    return ""
 
 
 def _weekly(ratio: Measurement) -> Measurement:
