@@ -11,7 +11,16 @@ import typer
 from monitor.cli.common import fail
 from monitor.source import HttpPrometheusSource, SourceSettings, TLSOptions
 
-__all__ = ["BearerFile", "Headers", "Insecure", "PrometheusURL", "Timeout", "make_source", "parse_time"]
+__all__ = [
+    "BearerFile",
+    "Headers",
+    "Insecure",
+    "PrometheusURL",
+    "Timeout",
+    "check_prometheus_url",
+    "make_source",
+    "parse_time",
+]
 
 PrometheusURL = Annotated[str, typer.Option("--prometheus", help="Prometheus-compatible query API base URL.")]
 Headers = Annotated[
@@ -24,7 +33,7 @@ Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP requ
 
 def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, insecure: bool,
                 timeout: float) -> HttpPrometheusSource:  # fmt: skip
-    _check_url(url)
+    check_prometheus_url(url)
     parsed: dict[str, str] = {}
     for h in headers or []:
         name, sep, value = h.partition(":")
@@ -41,7 +50,7 @@ def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, i
     return HttpPrometheusSource(settings)
 
 
-def _check_url(url: str) -> None:
+def check_prometheus_url(url: str) -> None:
     """The mistakes people make with a Prometheus URL, each said with what to write instead."""
     if "://" not in url:
         fail(f"--prometheus {url!r} has no scheme: write http://{url} (or https://{url})")

@@ -42,7 +42,9 @@ def serve(
     prometheus: Annotated[str | None, typer.Option("--prometheus", help="Prometheus base URL.")] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="host:port to listen on [127.0.0.1:8080].")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Service configuration YAML.")] = None,
-    state_db: Annotated[Path | None, typer.Option("--state-db", help="SQLite state file.")] = None,
+    state_db: Annotated[
+        Path | None, typer.Option("--state-db", help="SQLite state file [.planwatch/state.db].")
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning, error.")] = "info",
 ) -> None:
     """Serve the advisor: evaluate the plan against Prometheus every minute, refit forecasts hourly, and answer
@@ -50,6 +52,9 @@ def serve(
     overrides: dict[str, Any] = {"plan": plan_path, "listen": listen, "state_db": state_db}
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if prometheus is not None:
+        from monitor.cli.prom_options import check_prometheus_url
+
+        check_prometheus_url(prometheus)
         overrides["prometheus"] = {"url": prometheus}
     settings = _settings_or_exit(config, overrides)
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -59,15 +59,16 @@ def test_a_standby_tier_has_no_cost_per_request_rather_than_nan() -> None:
 
 
 @pytest.mark.parametrize(
-    ("url", "says"),
+    ("command", "url", "says"),
     [
-        pytest.param("127.0.0.1:9090", "has no scheme: write http://127.0.0.1:9090", id="a URL without a scheme"),
-        pytest.param("http://127.0.0.1:9090/api/v1", "without /api/v1: http://127.0.0.1:9090", id="the API path"),
-        pytest.param("ftp://x", "http:// or https://", id="another scheme"),
+        pytest.param("check", "127.0.0.1:9090", "has no scheme: write http://127.0.0.1:9090", id="no scheme"),
+        pytest.param("check", "http://127.0.0.1:9090/api/v1", "without /api/v1: http://127.0.0.1:9090", id="API path"),
+        pytest.param("check", "ftp://x", "http:// or https://", id="another scheme"),
+        pytest.param("serve", "127.0.0.1:9090", "has no scheme: write http://127.0.0.1:9090", id="serve says it too"),
     ],
 )
-def test_a_prometheus_url_mistake_says_what_to_write(url: str, says: str) -> None:
-    done = _run("check", str(EXAMPLES / "capstone.yaml"), "--prometheus", url)
+def test_a_prometheus_url_mistake_says_what_to_write(command: str, url: str, says: str) -> None:
+    done = _run(command, str(EXAMPLES / "capstone.yaml"), "--prometheus", url)
     assert done.returncode == 2
     assert says in done.stderr and "pydantic" not in done.stderr and "Traceback" not in done.stderr
 
