@@ -8,8 +8,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from monitor.cli.main import COMMANDS, build_app
 
@@ -29,6 +31,14 @@ def _run(
                           env=env)  # fmt: skip
 
 
+def _invoke(*args: str, columns: int | None = 100) -> Any:
+    """In process (one import of the commands for the whole file): what the user sees on stdout and stderr."""
+    env = {"COLUMNS": str(columns) if columns is not None else None}
+    result = CliRunner().invoke(build_app(), list(args), env=env)
+    result.returncode = result.exit_code
+    return result
+
+
 def _widest(text: str) -> int:
     return max((len(_ANSI.sub("", line)) for line in text.splitlines()), default=0)
 
@@ -43,18 +53,18 @@ def _widest(text: str) -> int:
     ],
 )
 def test_output_respects_the_terminal_width(args: tuple[str, ...], columns: int) -> None:
-    done = _run(*args, columns=columns)
+    done = _invoke(*args, columns=columns)
     assert done.returncode == 0, done.stderr
     assert 0 < _widest(done.stdout) <= columns, done.stdout[:2000]
 
 
 def test_a_pipe_without_columns_gets_a_readable_fixed_width() -> None:
-    done = _run("size", str(EXAMPLES / "capstone.yaml"), columns=None)
+    done = _invoke("size", str(EXAMPLES / "capstone.yaml"), columns=None)
     assert done.returncode == 0 and 100 < _widest(done.stdout) <= 140
 
 
 def test_a_standby_tier_has_no_cost_per_request_rather_than_nan() -> None:
-    done = _run("size", str(EXAMPLES / "capstone.yaml"), columns=200)
+    done = _invoke("size", str(EXAMPLES / "capstone.yaml"), columns=200)
     assert "$nan" not in done.stdout and "no routed requests" in done.stdout
 
 
@@ -68,24 +78,24 @@ def test_a_standby_tier_has_no_cost_per_request_rather_than_nan() -> None:
     ],
 )
 def test_a_prometheus_url_mistake_says_what_to_write(command: str, url: str, says: str) -> None:
-    done = _run(command, str(EXAMPLES / "capstone.yaml"), "--prometheus", url)
+    done = _invoke(command, str(EXAMPLES / "capstone.yaml"), "--prometheus", url)
     assert done.returncode == 2
     assert says in done.stderr and "pydantic" not in done.stderr and "Traceback" not in done.stderr
 
 
 def test_rules_to_dash_is_stdout_and_to_a_file_says_so(tmp_path: Path) -> None:
-    to_stdout = _run("rules", str(EXAMPLES / "capstone.yaml"), "--out", "-")
+    to_stdout = _invoke("rules", str(EXAMPLES / "capstone.yaml"), "--out", "-")
     assert to_stdout.returncode == 0 and to_stdout.stdout.lstrip().startswith("#") and "groups:" in to_stdout.stdout
     assert not (REPO / "-").exists()
     out = tmp_path / "capstone-slo.yml"
-    to_file = _run("rules", str(EXAMPLES / "capstone.yaml"), "--out", str(out))
+    to_file = _invoke("rules", str(EXAMPLES / "capstone.yaml"), "--out", str(out))
     assert to_file.returncode == 0 and out.read_text() and f"wrote {out}" in to_file.stderr.replace("\n", "")
 
 
 def test_version_and_exit_codes_are_documented() -> None:
     version = _run("--version")
     assert re.fullmatch(r"planwatch \d+\.\d+\.\S+\n", version.stdout)
-    help_text = _run("check", "--help", columns=200).stdout
+    help_text = _invoke("check", "--help", columns=200).stdout
     for code, meaning in (("0", "ok or warn"), ("1", "breaches"), ("2", "usage or plan error"), ("3", "reached")):
         assert re.search(rf"\b{code}\s+.*{meaning}", help_text), (code, help_text)
 
