@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import httpx
 import yaml
@@ -29,7 +29,7 @@ from fleetsim.deploy import RawPrometheusConfig, localized_prometheus_config
 from fleetsim.morning import morning_plan
 from fleetsim.promstack import AlertmanagerConfig, AlertmanagerProcess, PrometheusProcess, free_port
 
-__all__ = ["DemoOptions", "DemoStack", "DemoUrls"]
+__all__ = ["DemoOptions", "DemoStack", "DemoUrls", "loop_changes"]
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_RECEIVER = "http://127.0.0.1:9095"  # where examples/alertmanager.yml sends its webhooks
@@ -200,15 +200,24 @@ class DemoStack:
             while not self._stop_loop.wait(self.options.loop_interval_seconds):
                 try:
                     recs = client.get(f"{urls.planwatch}/v1/recommendations").json().get("recommendations", [])
-                    for rec in recs:
-                        tier, wanted = rec["tier"], rec["recommended_replicas"]
-                        if rec.get("stale") or wanted == applied.get(tier, rec.get("current_replicas")):
-                            continue
+                    for tier, wanted, reason in loop_changes(recs, applied):
                         client.post(f"{urls.fleetsim}/tiers/{tier}/scale", json={"replicas": wanted})
                         applied[tier] = wanted
-                        self._say(f"closed loop: scaled {tier} to {wanted} ({rec.get('reason')})")
+                        self._say(f"closed loop: scaled {tier} to {wanted} ({reason})")
                 except (httpx.HTTPError, ValueError, KeyError) as exc:
                     self._say(f"closed loop: skipped a round ({exc})")
+
+
+def loop_changes(recs: list[dict[str, Any]], applied: dict[str, int]) -> list[tuple[str, int, str]]:
+    """(tier, replicas, reason) to ask fleetsim for: a fresh recommendation that differs from what was asked
+    last (or, never asked, from the ready replicas). Replicas still starting are not ready yet, so comparing
+    with the ready count alone would ask again, and log it, every round."""
+    out = []
+    for rec in recs:
+        tier, wanted = rec["tier"], rec["recommended_replicas"]
+        if not rec.get("stale") and wanted != applied.get(tier, rec.get("current_replicas")):
+            out.append((tier, wanted, str(rec.get("reason"))))
+    return out
 
 
 def _alerts_path(prometheus: str) -> str:
