@@ -17,16 +17,16 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import uvicorn
 
 from monitor.cli.common import ExitCode, fail
-from monitor.observe.collector import Collector
-from monitor.plan import PlanError
-from monitor.service.app import Services, build_services
-from monitor.service.settings import ConfigError, Settings, load_settings, parse_listen
+
+if TYPE_CHECKING:  # the service stack takes seconds to import: `planwatch serve --help` does not need it
+    from monitor.observe.collector import Collector
+    from monitor.service.app import Services
+    from monitor.service.settings import Settings
 
 __all__ = ["bind", "register", "run", "serve"]
 
@@ -63,6 +63,8 @@ def serve(
 
 
 def _settings_or_exit(config: Path | None, overrides: dict[str, Any]) -> Settings:
+    from monitor.service.settings import ConfigError, load_settings
+
     try:
         return load_settings(config, overrides)
     except ConfigError as exc:
@@ -72,6 +74,10 @@ def _settings_or_exit(config: Path | None, overrides: dict[str, Any]) -> Setting
 def run(settings: Settings, collector: Collector | None = None, log_level: str = "info") -> None:
     """Build (plan, state file, collector), bind (a port in use is a clear error before anything starts),
     then serve until a signal."""
+    import uvicorn
+
+    from monitor.service.settings import parse_listen
+
     host, port = parse_listen(settings.listen)
     services = _services_or_exit(settings, collector)
     try:
@@ -125,6 +131,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def _services_or_exit(settings: Settings, collector: Collector | None) -> Services:
+    from monitor.plan import PlanError
+    from monitor.service.app import build_services
+    from monitor.service.settings import ConfigError
+
     try:
         return build_services(settings, collector)
     except PlanError as exc:
