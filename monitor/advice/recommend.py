@@ -157,7 +157,6 @@ def _decide(
         warnings.append("the p95 prompt's prefill alone exceeds the TTFT SLO: no replica count meets it")
     action, recommended, low_since, reason = _hysteresis(target, int(obs.replicas_ready.value or 0), state, now,
                                                          settings)  # fmt: skip
-    schedule = tuple(step for step in schedule if step.replicas > recommended)  # the rest is asked for now
     if a.reactive and action is Action.SCALE_UP:
         reason = "reactive: an SLO is burning fast or the queue is growing"
     return Recommendation(
