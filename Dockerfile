@@ -4,7 +4,7 @@
 #   docker run --rm planwatch size examples/capstone.yaml
 #   docker run --rm -p 8080:8080 planwatch serve examples/capstone.yaml --prometheus http://HOST:9090 --listen 0.0.0.0:8080
 #   docker run --rm -p 9400:9400 --entrypoint fleetsim planwatch serve examples/capstone.yaml --listen 0.0.0.0:9400
-# `fleetsim backfill` also needs promtool, which this image does not carry.
+# `fleetsim backfill` writes TSDB blocks itself (no promtool needed): docker-compose.yml backfills with this image.
 ARG PYTHON_IMAGE=python:3.11-slim
 
 FROM ${PYTHON_IMAGE} AS build

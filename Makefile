@@ -14,7 +14,7 @@ PACKAGES := $(wildcard monitor forecasting fleetsim)
 # `make demo CLOSED_LOOP=1` (recommendations drive fleetsim's replica counts).
 SCENARIO ?= baseline
 DAYS ?= 28
-PLAN ?= examples/capstone.yaml
+PLAN ?=
 CLOSED_LOOP ?=
 
 setup: $(STAMP) tools
@@ -25,7 +25,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Prometheus, Alertmanager, VictoriaMetrics (integration tests) and Chromium (the report test) from Debian's packages,
+# Prometheus, Alertmanager, VictoriaMetrics (integration tests), Chromium (the page tests) and docker-compose
+# (v1: it validates docker-compose.yml offline, with no engine) from Debian's packages,
 # when they are not installed yet.
 tools:
 	@missing=""; \
@@ -33,6 +34,7 @@ tools:
 	command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null || missing="$$missing prometheus-alertmanager"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v victoria-metrics >/dev/null || missing="$$missing victoria-metrics"; \
+	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing (apt-get)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -51,7 +53,7 @@ test: setup lint typecheck
 	$(BIN)/pytest
 
 demo: setup
-	$(BIN)/planwatch demo --plan $(PLAN) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
+	$(BIN)/planwatch demo $(if $(PLAN),--plan $(PLAN),) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
 
 # Regenerate the committed rules (tests fail when the committed files differ from the generators).
 rules: $(STAMP)

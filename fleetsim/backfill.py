@@ -34,6 +34,8 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -230,14 +232,14 @@ def _check_state_out(path: Path | None) -> None:
         raise BackfillProblem(f"--state-out directory {path.parent} is not writable")
 
 
-def execute(spec: BackfillSpec, state_out: Path | None) -> RunReport:
+def execute(spec: BackfillSpec, state_out: Path | None, progress: Callable[[float], None] | None = None) -> RunReport:
     """Run the backfill and write the state file. On any failure or interruption (SIGTERM included) the
     data directory is emptied again, so a half-written history is never served and a retry can start."""
     created = not spec.data_dir.exists()
     spec.data_dir.mkdir(parents=True, exist_ok=True)
     previous = signal.signal(signal.SIGTERM, _terminated) if _main_thread() else None
     try:
-        report = run_backfill(spec)
+        report = run_backfill(spec, progress)
     except BaseException:
         _clear(spec.data_dir, remove=created)
         raise
@@ -346,12 +348,26 @@ def register(app: typer.Typer) -> None:
         )
         try:
             spec = resolve_spec(req)
-            report = execute(spec, state_out)
+            with _progress_bar(spec) as progress:
+                report = execute(spec, state_out, progress)
         except (BackfillProblem, PlanError, ScenarioError, BlockImportError) as exc:
             raise _fail(str(exc)) from None
         except OSError as exc:
             raise _fail(f"{exc.filename or ''}: {exc.strerror or exc}") from None
         typer.echo(summary(spec, report), err=True)
+
+
+@contextmanager
+def _progress_bar(spec: BackfillSpec) -> Iterator[Callable[[float], None]]:
+    """A bar on the terminal (nothing when stderr is not one): a long backfill shows it is moving."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+    days = (spec.end - spec.start) / 86_400.0
+    columns = (TextColumn(f"backfilling {days:g} days"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("backfill", total=1.0)
+        yield lambda done: bar.update(task, completed=done)
 
 
 def command_app() -> typer.Typer:

@@ -17,20 +17,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Self, cast
+from typing import Any, Self
 
 import httpx
 import yaml
 
+from fleetsim.alert_receiver import AlertReceiver
 from fleetsim.deploy import RawPrometheusConfig, localized_prometheus_config
+from fleetsim.morning import morning_plan
 from fleetsim.promstack import AlertmanagerConfig, AlertmanagerProcess, PrometheusProcess, free_port
 
-__all__ = ["DemoOptions", "DemoStack", "DemoUrls"]
+__all__ = ["DemoOptions", "DemoStack", "DemoUrls", "loop_changes"]
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_RECEIVER = "http://127.0.0.1:9095"  # where examples/alertmanager.yml sends its webhooks
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class DemoUrls:
     prometheus: str
     alertmanager: str
     fleetsim: str
+    alert_receiver: str = ""
+    plan: Path | None = None  # the plan file the demo serves (the given one, rewritten for the morning)
+    alerts_path: str = "/alerts"  # Debian's Prometheus 2.42 serves its (classic) alerts page under /classic/
 
 
 @dataclass
@@ -63,6 +68,7 @@ class DemoStack:
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _managed: list[PrometheusProcess | AlertmanagerProcess] = field(default_factory=list)
     _stop_loop: threading.Event = field(default_factory=threading.Event)
+    _receiver: AlertReceiver | None = None
 
     def start(self) -> DemoUrls:
         o, work = self.options, self.options.workdir
@@ -81,7 +87,9 @@ class DemoStack:
              "--resume", state, "--scenario", o.scenario],
         )  # fmt: skip
         _wait_http(f"http://127.0.0.1:{fleet_port}/fleet", fleet, "fleetsim")
-        alertmanager = AlertmanagerProcess.start(self._alertmanager_config(), workdir=work / "alertmanager")
+        self._receiver = AlertReceiver(self._say).start()
+        alertmanager = AlertmanagerProcess.start(self._alertmanager_config(self._receiver.url),
+                                                 workdir=work / "alertmanager")  # fmt: skip
         self._managed.append(alertmanager)
         prometheus = self._start_prometheus(alertmanager.address, planwatch_port)
         listen = f"127.0.0.1:{planwatch_port}"
@@ -92,7 +100,8 @@ class DemoStack:
         )  # fmt: skip
         _wait_http(f"http://127.0.0.1:{planwatch_port}/healthz", planwatch, "planwatch")
         urls = DemoUrls(f"http://127.0.0.1:{planwatch_port}", prometheus.url, alertmanager.url,
-                        f"http://127.0.0.1:{fleet_port}")  # fmt: skip
+                        f"http://127.0.0.1:{fleet_port}", self._receiver.url, plan_path,
+                        _alerts_path(prometheus.url))  # fmt: skip
         if o.closed_loop:
             threading.Thread(target=self._close_the_loop, args=(urls,), daemon=True).start()
         return urls
@@ -110,6 +119,9 @@ class DemoStack:
                 proc.wait()
         for managed in reversed(self._managed):
             managed.stop()
+        if self._receiver is not None:
+            self._receiver.stop()
+            self._receiver = None
         self._procs.clear()
         self._managed.clear()
 
@@ -126,7 +138,7 @@ class DemoStack:
         """The plan the demo runs: the given one, its timezone shifted to a local morning if asked."""
         data = yaml.safe_load(self.options.plan.read_text())
         if self.options.morning:
-            data["workload"]["business_hours"] = _morning(data["workload"].get("business_hours", {}), time.time())
+            data = morning_plan(data, time.time())
             self._say(f"demo plan: timezone {data['workload']['business_hours']['timezone']} so that it is a business "
                       "morning there now (--no-morning keeps the plan's own)")  # fmt: skip
         path = self.options.workdir / "plan.yaml"
@@ -152,10 +164,10 @@ class DemoStack:
                 "--step", o.step, "--scenario", o.scenario, "--instance", f"127.0.0.1:{fleet_port}",
                 "--prometheus-data", str(work / "prometheus-data"),
                 "--state-out", str(work / "state.json")]  # fmt: skip
-        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+        # stderr stays the terminal's: the backfill's progress bar and its summary show there as it runs.
+        done = subprocess.run(argv, cwd=REPO, stdout=subprocess.PIPE, text=True)
         if done.returncode:
-            raise RuntimeError(f"backfill failed: {done.stderr.strip() or done.stdout.strip()}")
-        self._say(done.stderr.strip() or done.stdout.strip())
+            raise RuntimeError(f"backfill failed (status {done.returncode}): {done.stdout.strip() or 'see above'}")
 
     def _spawn(self, module: str, args: list[str]) -> subprocess.Popen[bytes]:
         log = (self.options.workdir / f"{module}.log").open("wb")
@@ -163,9 +175,12 @@ class DemoStack:
         self._procs.append(proc)
         return proc
 
-    def _alertmanager_config(self) -> AlertmanagerConfig:
+    def _alertmanager_config(self, receiver: str) -> AlertmanagerConfig:
+        """The example configuration, its webhooks pointed at the demo's receiver (which prints them)."""
         example = REPO / "examples" / "alertmanager.yml"
-        return AlertmanagerConfig(raw_yaml=example.read_text()) if example.exists() else AlertmanagerConfig()
+        if not example.exists():
+            return AlertmanagerConfig(webhook_urls=(f"{receiver}/alerts/page",))
+        return AlertmanagerConfig(raw_yaml=example.read_text().replace(EXAMPLE_RECEIVER, receiver))
 
     def _start_prometheus(self, alertmanager: str, planwatch_port: int) -> PrometheusProcess:
         work = self.options.workdir
@@ -180,29 +195,40 @@ class DemoStack:
 
     def _close_the_loop(self, urls: DemoUrls) -> None:
         """Apply planwatch's recommendations to fleetsim, as an autoscaler reading them would."""
+        applied: dict[str, int] = {}  # what was asked last: replicas still starting are not "current" yet
         with httpx.Client(timeout=10) as client:
             while not self._stop_loop.wait(self.options.loop_interval_seconds):
                 try:
                     recs = client.get(f"{urls.planwatch}/v1/recommendations").json().get("recommendations", [])
-                    for rec in recs:
-                        if rec.get("stale") or rec.get("recommended_replicas") == rec.get("current_replicas"):
-                            continue
-                        body = {"replicas": rec["recommended_replicas"]}
-                        client.post(f"{urls.fleetsim}/tiers/{rec['tier']}/scale", json=body)
-                        self._say(f"closed loop: scaled {rec['tier']} to {body['replicas']} ({rec.get('reason')})")
+                    for tier, wanted, reason in loop_changes(recs, applied):
+                        client.post(f"{urls.fleetsim}/tiers/{tier}/scale", json={"replicas": wanted})
+                        applied[tier] = wanted
+                        self._say(f"closed loop: scaled {tier} to {wanted} ({reason})")
                 except (httpx.HTTPError, ValueError, KeyError) as exc:
                     self._say(f"closed loop: skipped a round ({exc})")
 
 
-def _morning(hours: dict[str, object], now: float) -> dict[str, object]:
-    """Business hours in a fixed-offset zone where `now` is between 9:00 and 11:00, today a working day."""
-    utc = datetime.fromtimestamp(now, UTC)
-    offset = next(h for h in range(-12, 15) if 9 <= (utc + timedelta(hours=h)).hour < 11)
-    local = utc + timedelta(hours=offset)
-    days = list(dict.fromkeys([*cast(list[str], hours.get("weekdays", ["mon", "tue", "wed", "thu", "fri"])),
-                                local.strftime("%a").lower()]))  # fmt: skip
-    zone = f"Etc/GMT{'-' if offset >= 0 else '+'}{abs(offset)}"  # POSIX signs: Etc/GMT-2 is UTC+2
-    return {**hours, "timezone": zone, "weekdays": days, "start": "08:00", "end": str(hours.get("end", "18:00"))}
+def loop_changes(recs: list[dict[str, Any]], applied: dict[str, int]) -> list[tuple[str, int, str]]:
+    """(tier, replicas, reason) to ask fleetsim for: a fresh recommendation that differs from what was asked
+    last (or, never asked, from the ready replicas). Replicas still starting are not ready yet, so comparing
+    with the ready count alone would ask again, and log it, every round."""
+    out = []
+    for rec in recs:
+        tier, wanted = rec["tier"], rec["recommended_replicas"]
+        if not rec.get("stale") and wanted != applied.get(tier, rec.get("current_replicas")):
+            out.append((tier, wanted, str(rec.get("reason"))))
+    return out
+
+
+def _alerts_path(prometheus: str) -> str:
+    """The alerts page this Prometheus serves: the new UI's /alerts, or the classic one Debian ships."""
+    for path in ("/alerts", "/classic/alerts"):
+        try:
+            if httpx.get(prometheus + path, timeout=5).status_code == 200:
+                return path
+        except httpx.HTTPError:
+            pass
+    return "/alerts"
 
 
 def _wait_http(url: str, proc: subprocess.Popen[bytes], what: str, timeout: float = 60.0) -> None:

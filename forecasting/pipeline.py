@@ -29,7 +29,8 @@ from forecasting.intervals import IntervalCalibration, PeakCalibration, relative
 from forecasting.models import Combination, FittedModel, ForecastModel, make_model
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
-from forecasting.selection import SelectionPlan, calibration_origins, pick_model, plan_selection
+from forecasting.selection import _TIE_TOLERANCE as TIE_TOLERANCE  # the tie rule pick_model applies
+from forecasting.selection import SelectionPlan, backtest_origins, calibration_origins, pick_model, plan_selection
 from forecasting.series import RegularSeries, Series, steps_per_day
 
 __all__ = ["ForecastSettings", "forecast", "forecast_many"]
@@ -224,11 +225,22 @@ def _reason(plan: SelectionPlan, best: ModelScore, scores: tuple[ModelScore, ...
             f"{plan.why}: picked {best.model}, MASE {best.mase:.2f} against {plan.baseline.label} "
             f"(MAE {best.mae:.3g}), peak error {peak}, {coverage}; others: {others}"
         )
+        text += _why_not_lowest(best, scores)
     if plan.skipped:
         text += f"; not tried: {', '.join(plan.skipped)}"
     if notes:
         text += f"; {'; '.join(notes)}"
     return text
+
+
+def _why_not_lowest(best: ModelScore, scores: tuple[ModelScore, ...]) -> str:
+    """When a model with a lower MASE lost: it was within the tie tolerance and missed the peak by more."""
+    lowest = min(scores, key=lambda s: s.mase)
+    if lowest is best or lowest.mase >= best.mase:
+        return ""
+    missed = "n/a" if lowest.peak_error is None else f"{lowest.peak_error:.1%}"
+    return (f"; {lowest.model}'s lower MASE is within {TIE_TOLERANCE:.0%} of it, and it misses the peak by more "
+            f"({missed}): the peak sets the replicas")  # fmt: skip
 
 
 def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:

@@ -27,7 +27,15 @@ from monitor.sizing.tier import TierSizing, replica_model
 from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
 from monitor.units import parse_duration
 
-__all__ = ["DriftRow", "Status", "fleet_drift", "judge", "tier_drift", "worst_status"]
+__all__ = [
+    "DriftRow",
+    "Status",
+    "bucket_note",
+    "fleet_drift",
+    "judge",
+    "tier_drift",
+    "worst_status",
+]
 
 Harm = Literal["higher", "lower"]
 
@@ -89,8 +97,10 @@ def tier_drift(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Dri
         *_length_checks(plan, sizing, obs),
         ("prefix_hit_rate", sizing.workload.prefix_hit_rate, obs.prefix_hit_rate, "lower", "ratio",
          "hits / queries in tokens"),
-        ("ttft_p95", sizing.ttft_slo_seconds, obs.ttft_p95, "higher", "s", "against the SLO"),
-        ("tpot_p95", sizing.tpot_slo_seconds, obs.tpot_p95, "higher", "s", "against the SLO"),
+        ("ttft_p95", sizing.ttft_slo_seconds, obs.ttft_p95, "higher", "s",
+         "against the SLO" + bucket_note(obs.ttft_p95.value, *_vllm_bounds("ttft"))),
+        ("tpot_p95", sizing.tpot_slo_seconds, obs.tpot_p95, "higher", "s",
+         "against the SLO" + bucket_note(obs.tpot_p95.value, *_vllm_bounds("tpot"))),
         *_capacity_checks(plan, sizing, obs),
         ("cold_start", tier.cold_start_seconds, obs.cold_start_p95, "higher", "s", "created to ready, p95"),
         ("calls_per_request", plan.workload.calls_per_request, obs.calls_per_request, "higher", "calls", "gateway"),
@@ -128,6 +138,31 @@ def fleet_drift(plan: Plan, obs: TierObservation) -> list[DriftRow]:
 KV_AT_RISK = 0.5
 
 
+def _vllm_bounds(histogram: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """vLLM's bucket bounds (current, before vLLM #15202) of the TTFT or TPOT histogram."""
+    # Imported here: monitor.rules' package imports the trigger catalog, which imports this module.
+    from monitor.rules import buckets
+
+    if histogram == "ttft":
+        return buckets.TTFT_BOUNDS, buckets.TTFT_BOUNDS_BEFORE_15202
+    return buckets.ITL_BOUNDS, buckets.ITL_BOUNDS_BEFORE_15202
+
+
+def bucket_note(value: float | None, bounds: tuple[float, ...], older: tuple[float, ...] = ()) -> str:
+    """What a histogram quantile is: histogram_quantile answers the top finite bound when the quantile lies in
+    the +Inf bucket (a bound, not a measurement), and interpolates inside a wide bucket (a guess within it)."""
+    if value is None or not bounds:
+        return ""
+    tops = {bounds[-1], *(older[-1:] if older else ())}
+    if value >= bounds[-1] or value in tops:
+        return f"; the histogram's top bucket: at least {value:g} s, a bound, not a measurement"
+    lower = max((b for b in bounds if b < value), default=0.0)
+    upper = min(b for b in bounds if b >= value)
+    if lower > 0 and upper / lower >= 4:
+        return f"; somewhere between {lower:g} s and {upper:g} s (one bucket: histogram_quantile interpolates)"
+    return ""
+
+
 def _weekly(ratio: Measurement) -> Measurement:
     """The plan's peak-to-average is over its weekly mean: a shorter window (a day that holds a quiet Sunday, or
     only working hours) has another mean, so it cannot be judged against the plan."""
@@ -143,7 +178,7 @@ def _judge_all(plan: Plan, checks: list[Check]) -> list[DriftRow]:
         ratio, status = judge(plan_value, observed, harmful, plan.tolerances.for_assumption(name))
         low_kv = name == "kv_occupancy" and observed.value is not None and observed.value < KV_AT_RISK
         if low_kv and status in (Status.WARN, Status.BREACH):
-            status, note = Status.OK, f"{note}; under {KV_AT_RISK:.0%} of the cache, not a risk"
+            status, note = Status.OK, f"{note}; under {KV_AT_RISK:.0%} of the cache on average, not a risk"
         rows.append(DriftRow(name, plan_value, observed, harmful, unit, ratio, status, note))
     return rows
 
@@ -203,6 +238,25 @@ def _length_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list
     ]
 
 
+def _kv_judged(obs: TierObservation) -> Measurement:
+    """The mean occupancy, unless a replica's peak nears full: then the peak, which is what evicts sequences
+    (a mean of 26% beside a replica at 100% is not "no risk")."""
+    peak = obs.kv_occupancy_max
+    if peak.value is not None and peak.value >= KV_AT_RISK:
+        return peak
+    return obs.kv_occupancy_mean
+
+
+def _kv_peak_note(obs: TierObservation) -> str:
+    peak, mean = obs.kv_occupancy_max, obs.kv_occupancy_mean
+    if peak.value is None:
+        return ""
+    if peak.value >= KV_AT_RISK:
+        shown = "unknown" if mean.value is None else f"{mean.value:.0%}"
+        return f"; the busiest replica's peak {peak.value:.0%} (mean {shown}) is judged: it is what evicts"
+    return f"; peak {peak.value:.0%}"
+
+
 def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Check]:
     """KV occupancy and tokens/s per replica, judged at the batch production actually ran, not the plan's.
 
@@ -222,7 +276,7 @@ def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> li
     b = batch.value
     note = f"at the observed batch of {b:.1f}"
     return [
-        ("kv_occupancy", replica.kv_occupancy(b), obs.kv_occupancy_mean, "higher", "ratio", note),
+        ("kv_occupancy", replica.kv_occupancy(b), _kv_judged(obs), "higher", "ratio", note + _kv_peak_note(obs)),
         (
             "throughput_per_replica",
             b / replica.tpot_step(b).seconds,

@@ -53,7 +53,10 @@ class EvaluationInputs:
     - `previous_triggers`, `advice_states`: what the previous call left (`Evaluation.open_triggers`,
       `Evaluation.advice_states`); empty for a one-shot run.
     - `held_since`: for a one-shot run without previous triggers, when a condition judged over the
-      observation window is taken to have started (usually `now - window`); None = `now`.
+      observation window is taken to have started; None = `now`.
+    - `held_before`: per (trigger, tier) with no previous record, since when the history Prometheus holds shows
+      the condition held without a break (`monitor.hold_history`); it wins over `held_since`, so a condition
+      the history already shows is active at once, in `check` and `serve` alike.
     - `sizing`: the plan's sizing, computed from the plan when omitted (pass it to save the work per call).
     """
 
@@ -66,6 +69,7 @@ class EvaluationInputs:
     evals: tuple[EvalResult, ...] = ()
     settings: AdviceSettings = field(default_factory=AdviceSettings)
     held_since: float | None = None
+    held_before: Mapping[TriggerKey, float] = field(default_factory=dict)
     sizing: PlanSizing | None = None
 
 
@@ -141,7 +145,7 @@ def evaluate(inputs: EvaluationInputs) -> Evaluation:
     business_now = in_business_hours(now, hours)
     trigger_inputs = TriggerInputs(plan, sizing, tier_inputs, inputs.evals, now, business_now)
     previous = inputs.previous_triggers
-    current = evaluate_triggers(trigger_inputs, previous, held_since=inputs.held_since)
+    current = evaluate_triggers(trigger_inputs, previous, held_since=inputs.held_since, held_before=inputs.held_before)
     settled = reconcile(previous, current, trigger_inputs)
     tiers = tuple(TierEvaluation(n, observations[n], rows, by_tier.get(n)) for n, rows in drift.items())
     return Evaluation(plan, sizing, now, business_now, tiers, settled.holding, advice.warnings, fleet,

@@ -165,6 +165,11 @@ def _decide(
     if target > tier.replicas.max:
         warnings.append(f"the SLO needs {target} replicas but replicas.max is {tier.replicas.max}")
         target = tier.replicas.max
+    schedule = tuple(step for step in a.schedule if step.replicas <= tier.replicas.max)
+    if len(schedule) < len(a.schedule):
+        most = max(step.replicas for step in a.schedule)
+        warnings.append(f"the forecast needs {most} replicas but replicas.max is {tier.replicas.max}: "
+                        f"the schedule stops at {tier.replicas.max}")  # fmt: skip
     if not a.table.ttft_feasible:
         warnings.append("the p95 prompt's prefill alone exceeds the TTFT SLO: no replica count meets it")
     action, recommended, low_since, reason = _hysteresis(target, int(obs.replicas_ready.value or 0), state, now,
@@ -176,7 +181,7 @@ def _decide(
         stale=False, confidence="high" if a.calibration.factor != 1.0 else "medium",
         capacity_source=a.calibration.source, calibration=a.calibration.factor,
         requests_per_second_per_replica=a.table.requests_per_second_per_replica, needed_now=a.needed_now,
-        needed_at_forecast_peak=a.needed_at_peak, floor=a.floor, schedule=a.schedule, explanation=_explain(a),
+        needed_at_forecast_peak=a.needed_at_peak, floor=a.floor, schedule=schedule, explanation=_explain(a),
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
         capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),

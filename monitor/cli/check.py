@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit
+from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit, out_console
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
 from monitor.drift import Status
 
@@ -57,7 +56,20 @@ def check(
     insecure: Insecure = False,
     timeout: Timeout = 10.0,
 ) -> None:
-    """Hold the plan against what Prometheus saw: drift per assumption, triggers, recommendations."""
+    """Hold the plan against what Prometheus saw: drift per assumption, triggers, recommendations.
+
+    Exit status:
+
+    0  every assumption ok or warn
+
+    1  an assumption breaches, or a critical trigger is active
+
+    2  a usage or plan error
+
+    3  Prometheus cannot be reached or refuses a query
+
+    70 an internal error (a bug in planwatch, never a finding about the fleet)
+    """
     from monitor.cli.live import evaluate_live, forecast_to_dict, forecast_windows, validate_windows  # heavy
     from monitor.cli.render import print_evaluation
     from monitor.export import evaluation_to_dict
@@ -75,7 +87,7 @@ def check(
     if fmt == "json":
         typer.echo(json_dumps(evaluation_to_dict(result) | {"forecast": forecast_to_dict(live)}))
     else:
-        print_evaluation(result, Console(width=max(Console().width, 160)))
+        print_evaluation(result, out_console())
         for note in live.forecast_notes:
             typer.echo(f"note: {note}")
     raise typer.Exit(int(_exit_code(result)))

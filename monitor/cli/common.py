@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -13,9 +15,33 @@ from rich.markup import escape
 
 from monitor.plan import Plan, PlanError, load_plan
 
-__all__ = ["ExitCode", "OutputFormat", "err_console", "fail", "json_dumps", "load_plan_or_exit"]
+__all__ = [
+    "ExitCode",
+    "OutputFormat",
+    "err_console",
+    "fail",
+    "is_stdout",
+    "json_dumps",
+    "load_plan_or_exit",
+    "out_console",
+]
 
 err_console = Console(stderr=True)
+# Output to a file or a pipe with no COLUMNS: wide enough for the widest table without folding every cell.
+_UNBOUNDED_WIDTH = 140
+
+
+def out_console(file: IO[str] | None = None) -> Console:
+    """The console tables print on: the terminal's width (or COLUMNS) when there is one; tables wrap or drop
+    columns to fit. A file or a pipe without COLUMNS gets a fixed width, as a terminal cannot tell it one."""
+    if file is None and (sys.stdout.isatty() or os.environ.get("COLUMNS")):
+        return Console()
+    return Console(file=file, width=int(os.environ.get("COLUMNS") or _UNBOUNDED_WIDTH))
+
+
+def is_stdout(path: Path | None) -> bool:
+    """`-` means standard output, for every --out."""
+    return path is not None and str(path) == "-"
 
 
 class ExitCode(IntEnum):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -34,7 +34,7 @@ from forecasting import (
 )
 from forecasting import forecast as run_model_selection
 from forecasting.csv_input import parse_csv_series
-from monitor.cli.common import load_plan_or_exit
+from monitor.cli.common import is_stdout, load_plan_or_exit, out_console
 from monitor.cli.forecast_live import live_demand, pick_tier, replica_thresholds
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, make_source, parse_time
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable
@@ -70,6 +70,8 @@ class ForecastOptions:
     thresholds: tuple[float, ...] = ()
     timezone: str = "UTC"
     unit: str = "req/s"
+    subject: str = ""  # what is forecast, for titles: "plan codebase-assistant, tier standard" or the CSV's name
+    replica_thresholds: bool = False  # the thresholds are the demand n = 1, 2, ... replicas serve (live mode)
 
 
 def load_csv_series(
@@ -172,19 +174,34 @@ def _summary_table(result: ForecastResult, options: ForecastOptions) -> Table:
 
 
 def _ramp_table(result: ForecastResult, options: ForecastOptions) -> Table:
-    table = Table(title=f"Ramp: upward threshold crossings ({options.timezone})", title_justify="left")
+    what = (
+        "replica boundaries: the demand n replicas serve within the SLO"
+        if options.replica_thresholds
+        else ("threshold crossings")
+    )
+    table = Table(title=f"Ramp: upward {what} ({options.timezone})", title_justify="left")
+    if options.replica_thresholds:
+        table.add_column("needs", justify="right")
     table.add_column(f"threshold ({options.unit})", justify="right")
     table.add_column("expected (mean)")
     table.add_column("earliest (80% upper)")
     table.add_column("latest (80% lower)")
     for c in result.ramp:
+        needs = [_replicas_above(c.threshold, options.thresholds)] if options.replica_thresholds else []
         table.add_row(
-            f"{c.threshold:g}",
+            *needs,
+            f"{c.threshold:.3g}",
             _when(c.timestamp_s, options.timezone),
             _when(c.earliest_s, options.timezone),
             _when(c.latest_s, options.timezone),
         )
     return table
+
+
+def _replicas_above(threshold: float, thresholds: tuple[float, ...]) -> str:
+    """Above the demand n replicas serve, n + 1 are needed."""
+    n = sorted(thresholds).index(threshold) + 1 if threshold in thresholds else None
+    return "-" if n is None else f"{n + 1} replicas"
 
 
 def _points_table(result: ForecastResult, options: ForecastOptions) -> Table:
@@ -298,7 +315,8 @@ def _render_png(result: ForecastResult, options: ForecastOptions, out: Path) -> 
     ax.set_xlabel(f"time ({options.timezone})")
     ax.set_ylabel(options.unit)
     ax.set_ylim(bottom=0)
-    ax.set_title(f"Demand forecast, {format_duration(options.horizon_seconds)} ahead: {result.model}")
+    subject = f"{options.subject}: " if options.subject else ""
+    ax.set_title(f"{subject}demand forecast, {format_duration(options.horizon_seconds)} ahead ({result.model})")
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -317,10 +335,12 @@ def render_forecast(
     """Write the result as a table or JSON (to `out`, or stdout) or as a PNG chart (to `out`, required)."""
     options = options or ForecastOptions()
     if fmt is OutputFormat.png:
-        if out is None:
+        if out is None or is_stdout(out):
             raise ForecastInputError("--format png needs --out FILE.png")
         _render_png(result, options, out)
+        typer.echo(f"wrote {out}", err=True)
         return
+    out = None if is_stdout(out) else out
     if fmt is OutputFormat.json:
         text = json.dumps(forecast_to_json(result, include_backtest=include_backtest), indent=2)
         if out is None:
@@ -329,10 +349,10 @@ def render_forecast(
             out.write_text(text + "\n", encoding="utf-8")
         return
     if out is None:
-        _render_table(result, options, Console(), include_backtest)
+        _render_table(result, options, out_console(), include_backtest)
         return
     with out.open("w", encoding="utf-8") as handle:
-        _render_table(result, options, Console(file=handle, width=140), include_backtest)
+        _render_table(result, options, out_console(handle), include_backtest)
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -380,7 +400,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="IANA timezone for display and naive timestamps (live: the plan's)")
         ] = None,
         fmt: Annotated[OutputFormat, typer.Option("--format", help="table, json or png")] = OutputFormat.table,
-        out: Annotated[Path | None, typer.Option(help="output file (required for png)")] = None,
+        out: Annotated[Path | None, typer.Option(help="output file (required for png; '-' is stdout)")] = None,
         backtest: Annotated[bool, typer.Option("--backtest", help="also show the backtest of every model")] = False,
         unit: Annotated[str, typer.Option(help="unit label of the values")] = "req/s",
     ) -> None:
@@ -398,7 +418,8 @@ def register(app: typer.Typer) -> None:
                 )
             else:
                 assert csv_file is not None
-                options = _options(horizon, step, threshold or [], timezone or "UTC", unit)
+                options = replace(_options(horizon, step, threshold or [], timezone or "UTC", unit),
+                                  subject=csv_file.name)  # fmt: skip
                 series = load_csv_series(
                     csv_file, time_column=time_column, value_column=value_column, timezone=options.timezone
                 )
@@ -432,4 +453,6 @@ def _live(
         )
     thresholds = list(threshold) if threshold else list(replica_thresholds(plan, tier))
     tz = timezone or plan.workload.business_hours.timezone
-    return demand.series, _options(horizon, step or "5m", thresholds, tz, unit)
+    options = _options(horizon, step or "5m", thresholds, tz, unit)
+    return demand.series, replace(options, subject=f"plan {plan.name}, tier {tier.name}",
+                                  replica_thresholds=not threshold)  # fmt: skip

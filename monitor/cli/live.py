@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from monitor.cli.common import ExitCode, fail
 from monitor.collector import PrometheusCollector
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.hold_history import held_in_history
 from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, fit_outlooks
 from monitor.plan.model import Plan
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable, QueryError
@@ -93,14 +94,14 @@ def evaluate_live(
     with exit_on_prometheus_errors(source.settings.url):
         observations = collector.collect(plan, now, window)
         fitted = fit_outlooks(collector, plan, now, windows) if windows is not None else None
-    inputs = EvaluationInputs(
-        plan,
-        observations,
-        now,
-        outlooks=fitted.outlooks if fitted else {},
-        held_since=now - parse_duration(window),  # one-shot: a condition over the window held since it began
-    )
-    return LiveEvaluation(evaluate(inputs), fitted)
+        inputs = EvaluationInputs(plan, observations, now, outlooks=fitted.outlooks if fitted else {})
+        first = evaluate(inputs)
+        # One-shot: how long each trigger has held is read from history, as serve reads it on first sight.
+        keys = [r.key for r in first.current_triggers]
+        held = held_in_history(collector, plan, now, window, keys, first.sizing) if keys else {}
+    if not held:
+        return LiveEvaluation(first, fitted)
+    return LiveEvaluation(evaluate(replace(inputs, held_before=held, sizing=first.sizing)), fitted)
 
 
 def forecast_to_dict(live: LiveEvaluation) -> dict[str, object]:

@@ -11,7 +11,16 @@ import typer
 from monitor.cli.common import fail
 from monitor.source import HttpPrometheusSource, SourceSettings, TLSOptions
 
-__all__ = ["BearerFile", "Headers", "Insecure", "PrometheusURL", "Timeout", "make_source", "parse_time"]
+__all__ = [
+    "BearerFile",
+    "Headers",
+    "Insecure",
+    "PrometheusURL",
+    "Timeout",
+    "check_prometheus_url",
+    "make_source",
+    "parse_time",
+]
 
 PrometheusURL = Annotated[str, typer.Option("--prometheus", help="Prometheus-compatible query API base URL.")]
 Headers = Annotated[
@@ -24,6 +33,7 @@ Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP requ
 
 def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, insecure: bool,
                 timeout: float) -> HttpPrometheusSource:  # fmt: skip
+    check_prometheus_url(url)
     parsed: dict[str, str] = {}
     for h in headers or []:
         name, sep, value = h.partition(":")
@@ -34,8 +44,23 @@ def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, i
         settings = SourceSettings(url=url, headers=parsed, bearer_token_file=bearer_file, timeout=timeout,
                                   tls=TLSOptions(insecure_skip_verify=insecure))  # fmt: skip
     except ValueError as exc:
-        fail(f"--prometheus {url!r}: {exc}")
+        errors = getattr(exc, "errors", None)
+        detail = "; ".join(str(e["msg"]) for e in errors()) if callable(errors) else str(exc)
+        fail(f"--prometheus {url!r}: {detail}")
     return HttpPrometheusSource(settings)
+
+
+def check_prometheus_url(url: str) -> None:
+    """The mistakes people make with a Prometheus URL, each said with what to write instead."""
+    if "://" not in url:
+        fail(f"--prometheus {url!r} has no scheme: write http://{url} (or https://{url})")
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("http", "https") or not rest.strip("/"):
+        fail(f"--prometheus {url!r}: give an http:// or https:// URL with a host, e.g. http://127.0.0.1:9090")
+    trimmed = url.rstrip("/")
+    for suffix in ("/api/v1/query", "/api/v1"):
+        if trimmed.endswith(suffix):
+            fail(f"--prometheus {url!r}: give the base URL without {suffix}: {trimmed.removesuffix(suffix)}")
 
 
 def parse_time(text: str | None) -> float | None:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from monitor.cli.common import err_console, fail, load_plan_or_exit
+from monitor.cli.common import err_console, fail, is_stdout, load_plan_or_exit
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
 
 __all__ = ["register"]
@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
 def report(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN", help="Capacity plan YAML file.")],
     prometheus: PrometheusURL,
-    out: Annotated[Path, typer.Option("--out", help="Where to write the HTML page.")] = Path("report.html"),
+    out: Annotated[Path, typer.Option("--out", help="Where to write the HTML page ('-' is stdout).")] = Path(
+        "report.html"
+    ),
     at: Annotated[str | None, typer.Option("--at", help="Evaluate at this time (ISO 8601 or Unix s).")] = None,
     window: Annotated[str, typer.Option("--window", help="Observation window.")] = "1h",
     long_window: Annotated[str, typer.Option("--long-window", help="Window for peak and average.")] = "7d",
@@ -51,9 +53,12 @@ def report(
     for note in live.forecast_notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False)
     histories = live.fitted.histories if live.fitted else {}
+    page = render_report(ReportInputs(live.evaluation, histories, live.evaluation.outlooks, tuple(record)))
+    if is_stdout(out):
+        typer.echo(page)
+        return
     try:
-        inputs = ReportInputs(live.evaluation, histories, live.evaluation.outlooks, tuple(record))
-        out.write_text(render_report(inputs), "utf-8")
+        out.write_text(page, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     err_console.print(f"wrote {out}")

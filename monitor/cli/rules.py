@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from monitor.cli.common import fail, load_plan_or_exit
+from monitor.cli.common import err_console, fail, is_stdout, load_plan_or_exit
 from monitor.rules import render_advisor_rules, render_plan_rules
 
 __all__ = ["main", "register", "rules"]
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
 
 def rules(
     plan_path: Annotated[Path | None, typer.Argument(metavar="[PLAN]", help="Capacity plan YAML file.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout ('-' is stdout).")] = None,
     tier_label: Annotated[
         str, typer.Option(help="Label naming the tier: on alerts and recorded series, and the default selector.")
     ] = "tier",
@@ -37,6 +37,7 @@ def rules(
     """Generate Prometheus alerting and recording rules from a plan (or the advisor's generic alerts)."""
     if advisor == (plan_path is not None):
         fail("give a PLAN, or --advisor for the plan-independent alerts (not both)")
+    out = None if is_stdout(out) else out
     shown_out = str(out) if out is not None else None
     if plan_path is None:
         text = render_advisor_rules(shown_out)
@@ -53,6 +54,7 @@ def rules(
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
+    err_console.print(f"wrote {out} (check it with `promtool check rules {out}`)", highlight=False)
 
 
 def main() -> None:

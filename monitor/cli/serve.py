@@ -17,16 +17,16 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import uvicorn
 
 from monitor.cli.common import ExitCode, fail
-from monitor.observe.collector import Collector
-from monitor.plan import PlanError
-from monitor.service.app import Services, build_services
-from monitor.service.settings import ConfigError, Settings, load_settings, parse_listen
+
+if TYPE_CHECKING:  # the service stack takes seconds to import: `planwatch serve --help` does not need it
+    from monitor.observe.collector import Collector
+    from monitor.service.app import Services
+    from monitor.service.settings import Settings
 
 __all__ = ["bind", "register", "run", "serve"]
 
@@ -42,7 +42,9 @@ def serve(
     prometheus: Annotated[str | None, typer.Option("--prometheus", help="Prometheus base URL.")] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="host:port to listen on [127.0.0.1:8080].")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Service configuration YAML.")] = None,
-    state_db: Annotated[Path | None, typer.Option("--state-db", help="SQLite state file.")] = None,
+    state_db: Annotated[
+        Path | None, typer.Option("--state-db", help="SQLite state file [.planwatch/state.db].")
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning, error.")] = "info",
 ) -> None:
     """Serve the advisor: evaluate the plan against Prometheus every minute, refit forecasts hourly, and answer
@@ -50,6 +52,9 @@ def serve(
     overrides: dict[str, Any] = {"plan": plan_path, "listen": listen, "state_db": state_db}
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if prometheus is not None:
+        from monitor.cli.prom_options import check_prometheus_url
+
+        check_prometheus_url(prometheus)
         overrides["prometheus"] = {"url": prometheus}
     settings = _settings_or_exit(config, overrides)
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -58,6 +63,8 @@ def serve(
 
 
 def _settings_or_exit(config: Path | None, overrides: dict[str, Any]) -> Settings:
+    from monitor.service.settings import ConfigError, load_settings
+
     try:
         return load_settings(config, overrides)
     except ConfigError as exc:
@@ -67,6 +74,10 @@ def _settings_or_exit(config: Path | None, overrides: dict[str, Any]) -> Setting
 def run(settings: Settings, collector: Collector | None = None, log_level: str = "info") -> None:
     """Build (plan, state file, collector), bind (a port in use is a clear error before anything starts),
     then serve until a signal."""
+    import uvicorn
+
+    from monitor.service.settings import parse_listen
+
     host, port = parse_listen(settings.listen)
     services = _services_or_exit(settings, collector)
     try:
@@ -120,6 +131,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def _services_or_exit(settings: Settings, collector: Collector | None) -> Services:
+    from monitor.plan import PlanError
+    from monitor.service.app import build_services
+    from monitor.service.settings import ConfigError
+
     try:
         return build_services(settings, collector)
     except PlanError as exc:

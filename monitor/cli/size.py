@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from monitor.cli.common import json_dumps, load_plan_or_exit
+from monitor.cli.common import json_dumps, load_plan_or_exit, out_console
 from monitor.cli.size_batch import batch_to_dict, print_batch_jobs
 from monitor.cli.size_surface import gpu_ranges_to_dict, print_gpu_ranges, print_surfaces, surfaces_to_dict
 from monitor.sizing.capacity import CurvePoint
@@ -52,7 +52,7 @@ def size(
             out["verify"] = _verify(sizing, minutes, None)
         typer.echo(json_dumps(out))
     else:
-        console = Console(width=max(Console().width, 140))
+        console = out_console()
         _print_tables(sizing, console)
         if verify:
             _verify(sizing, minutes, console)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import matplotlib
 
@@ -22,14 +23,25 @@ def _x(ts: tuple[float, ...]) -> list[float]:
     return [float(mdates.date2num(datetime.fromtimestamp(t, UTC))) for t in ts]
 
 
+def _demand(value: float | None) -> float:
+    """A negative rate is an artifact (a counter that restarted where backfilled history meets live
+    scraping), not demand: it is a gap, like a missing point, never a value below zero."""
+    return float("nan") if value is None or value < 0 else value
+
+
 def demand_chart_svg(
-    tier: str, history: DemandHistory | None, outlook: DemandOutlook | None, rec: Recommendation | None
+    tier: str,
+    history: DemandHistory | None,
+    outlook: DemandOutlook | None,
+    rec: Recommendation | None,
+    timezone: str = "UTC",
 ) -> str:
-    """History, forecast mean and upper bound, current capacity, and each scheduled scale-up."""
+    """History, forecast mean and upper bound, current capacity, and each scheduled scale-up; times in
+    `timezone` (the plan's business-hours zone, as the schedule beside the chart)."""
     fig, ax = plt.subplots(figsize=(9, 3.2), dpi=100)
     try:
         if history and history.timestamps:
-            values = [float("nan") if v is None else v for v in history.values]
+            values = [_demand(v) for v in history.values]
             ax.plot(_x(history.timestamps), values, color="#444", lw=1, label="demand (observed)")
         if outlook and outlook.timestamps:
             ax.plot(_x(outlook.timestamps), outlook.mean, color="#1f77b4", lw=1.5, label="forecast mean")
@@ -44,7 +56,8 @@ def demand_chart_svg(
                         rotation=90, fontsize=7, color="#d62728", va="top")  # fmt: skip
         ax.set_title(f"{tier}: demand (model calls/s)", fontsize=10)
         ax.set_ylabel("req/s")
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%a %H:%M", tz=UTC))
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%a %H:%M", tz=ZoneInfo(timezone)))
+        ax.set_xlabel(f"time ({timezone})", fontsize=8)
         ax.legend(fontsize=7, loc="upper left")
         ax.grid(alpha=0.3)
         fig.tight_layout()

@@ -17,6 +17,7 @@ from monitor.evaluation import Evaluation
 from monitor.measurements.model import Item
 from monitor.observe.collector import DemandHistory
 from monitor.plan.model import FLEET
+from monitor.report.answer import ANSWER_CSS, answer_section, local_clock
 from monitor.report.charts import demand_chart_svg
 from monitor.report.measurements import measurements_section
 from monitor.sizing.explain import findings, hypothesis_rows
@@ -59,12 +60,15 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], raw: bool = Fa
 
 def render_report(inputs: ReportInputs) -> str:
     ev = inputs.evaluation
-    when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [_summary(ev), _sizing(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev),
-                measurements_section(inputs.measurements)]  # fmt: skip
+    when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M UTC") + (
+        f" ({local_clock(ev.evaluated_at, ev.plan.workload.business_hours.timezone)})"
+    )
+    # The answer first (what to do, when, in the plan's timezone), then the evidence, the hypothesis last.
+    sections = [answer_section(ev), _summary(ev), _drift(ev), _triggers(ev), _forecast(inputs), _costs(ev),
+                measurements_section(inputs.measurements), _sizing(ev)]  # fmt: skip
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>planwatch report: {_e(ev.plan.name)}</title><style>{_CSS}</style></head><body>"
+        f"<title>planwatch report: {_e(ev.plan.name)}</title><style>{_CSS}{ANSWER_CSS}</style></head><body>"
         f"<h1>planwatch: {_e(ev.plan.name)}</h1><p><small>evaluated at {_e(when)}</small></p>"
         + "".join(sections)
         + "</body></html>"
@@ -127,21 +131,22 @@ def _triggers(ev: Evaluation) -> str:
 
 
 def _forecast(inputs: ReportInputs) -> str:
+    tz = inputs.evaluation.plan.workload.business_hours.timezone
     parts = ["<h2>Demand forecast, ramp and scale schedule</h2>"]
     for tier in inputs.evaluation.tiers:
         rec = tier.recommendation
-        svg = demand_chart_svg(tier.tier, inputs.histories.get(tier.tier), inputs.outlooks.get(tier.tier), rec)
+        svg = demand_chart_svg(tier.tier, inputs.histories.get(tier.tier), inputs.outlooks.get(tier.tier), rec, tz)
         parts.append(f"<div class=chart>{svg}</div>")
         steps = rec.schedule if rec else ()
         if steps:
-            rows = [_step_row(s) for s in steps]
+            rows = [_step_row(s, tz) for s in steps]
             parts.append(_table(("scale to", "by", "needed at", "demand (req/s)", "cold start + margin"), rows))
     return "".join(parts)
 
 
-def _step_row(s: ScaleStep) -> tuple[str, ...]:
+def _step_row(s: ScaleStep, tz: str) -> tuple[str, ...]:
     lead = f"{s.cold_start_seconds / 60:.0f} min + {s.margin_seconds / 60:.0f} min"
-    return (str(s.replicas), _clock(s.by), _clock(s.needed_at), f"{s.demand_rps:.3g}", lead)
+    return (str(s.replicas), local_clock(s.by, tz), local_clock(s.needed_at, tz), f"{s.demand_rps:.3g}", lead)
 
 
 def _costs(ev: Evaluation) -> str:
@@ -159,7 +164,3 @@ def _costs(ev: Evaluation) -> str:
 
 def _usd(value: float | None, digits: int = 2) -> str:
     return "unknown" if value is None else f"${value:,.{digits}f}"
-
-
-def _clock(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%a %H:%M UTC")

@@ -29,6 +29,7 @@ from monitor.service import schemas, views
 from monitor.service.guard import MAX_BODY_BYTES, BodyGuard, token_problem
 from monitor.service.jobs import with_fresh_acknowledgements
 from monitor.service.metrics_cache import MetricsCache, Same
+from monitor.service.pages import add_pages
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
 from monitor.service.state import NoOpenEpisode, StateNotWritable, StateStore, TooManyAcknowledgements
@@ -352,6 +353,8 @@ def create_app(
         summary="Holds an LLM serving fleet against its capacity plan: drift, triggers, forecasts, scale advice.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,  # served by monitor.service.pages from local assets: they work offline
+        redoc_url=None,
     )
     app.state.planwatch = ctx
     app.state.metrics = MetricsCache(ctx.registry, lambda: _metrics_key(ctx))
@@ -363,6 +366,7 @@ def create_app(
         app.include_router(router)
     openapi = app.openapi
     app.openapi = lambda: _as_served(openapi(), ctx)  # type: ignore[method-assign]
+    add_pages(app, ctx.settings.evaluation_interval, read_access)
     return app
 
 

@@ -131,14 +131,24 @@ def build_services(
     return services
 
 
+def refit_then_evaluate(jobs: JobContext) -> Snapshot:
+    run_forecast_refit(jobs)
+    return run_evaluation(jobs)
+
+
 def _scheduler(jobs: JobContext) -> BackgroundScheduler:
     scheduler = BackgroundScheduler(
         timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
     )
     now = datetime.now(UTC)
     s = jobs.settings
-    scheduler.add_job(run_forecast_refit, "interval", args=[jobs], seconds=s.forecast_interval, next_run_time=now,
+    scheduler.add_job(run_forecast_refit, "interval", args=[jobs], seconds=s.forecast_interval,
+                      next_run_time=now + timedelta(seconds=s.forecast_interval),
                       id="forecast-refit", name="forecast refit")  # fmt: skip
+    # The first refit runs at once and is followed by an evaluation, so the first answer with a forecast
+    # (a schedule, needed_at_forecast_peak) does not wait a whole evaluation interval.
+    scheduler.add_job(refit_then_evaluate, "date", args=[jobs], run_date=now, id="first-refit",
+                      name="first forecast refit, then an evaluation")  # fmt: skip
     scheduler.add_job(run_evaluation, "interval", args=[jobs], seconds=s.evaluation_interval, next_run_time=now,
                       id="evaluation", name="evaluation")  # fmt: skip
     # The record's range queries are the heaviest planwatch runs: first after start-up's evaluations, not with them.

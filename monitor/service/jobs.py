@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from monitor.advice import AdviceSettings
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.forecasts import TierForecast
+from monitor.hold_history import held_in_history
 from monitor.observe.collector import Collector
 from monitor.observe.model import Measurement, TierObservation
 from monitor.outlooks import ForecastWindows, fit_tier
@@ -120,7 +121,8 @@ def run_evaluation(ctx: JobContext) -> Snapshot:
     now, started = ctx.clock(), ctx.timer()
     try:
         collected = collect(ctx, now)
-        evaluation = evaluate(_inputs(ctx, collected, now))
+        inputs = _inputs(ctx, collected, now)
+        evaluation = _with_history_holds(ctx, inputs, evaluate(inputs), collected)
         ctx.store.commit_evaluation(evaluation.current_triggers, evaluation.resolved, evaluation.advice_states, now)
         triggers = attach_episodes(ctx.store, evaluation)
     except Exception as exc:
@@ -144,6 +146,21 @@ def _inputs(ctx: JobContext, collected: Collected, now: float) -> EvaluationInpu
         settings=ctx.advice,
         sizing=ctx.sizing,
     )
+
+
+def _with_history_holds(ctx: JobContext, inputs: EvaluationInputs, ev: Evaluation, collected: Collected) -> Evaluation:
+    """A trigger seen for the first time (no stored episode) is judged on the history Prometheus holds:
+    if the condition held over its hold period there, it is active now, as `check` says."""
+    new = [r.key for r in ev.current_triggers if r.key not in inputs.previous_triggers]
+    if not new or collected.outcome is not Outcome.OK:
+        return ev
+    window = ctx.settings.observation_window
+    try:
+        held = held_in_history(ctx.collector, ctx.plan, inputs.now, window, new, ctx.sizing)
+    except unreachable_errors() as exc:
+        log.warning("reading trigger history failed, new triggers start pending: %s", _reason(exc))
+        return ev
+    return evaluate(replace(inputs, held_before=held)) if held else ev
 
 
 def attach_episodes(store: StateStore, evaluation: Evaluation) -> tuple[OpenTrigger, ...]:

@@ -90,7 +90,10 @@ class Settings(BaseSettings):
     stale_after: Seconds | None = Field(
         default=None, description="Data older than this makes /readyz degraded; default 3 evaluation intervals."
     )
-    state_db: Path = Field(default=Path("planwatch-state.db"), description="SQLite file (WAL) for the state.")
+    state_db: Path = Field(
+        default=Path(".planwatch/state.db"),  # a state directory of its own (git-ignored), not the working folder
+        description="SQLite file (WAL) for the state; its folder is created if missing.",
+    )
     api_token: SecretStr | None = Field(default=None, description="Bearer token for writes (and protected reads).")
     protect_reads: bool = Field(default=False, description="Reads need the token too.")
     advice: AdviceConfig = AdviceConfig()

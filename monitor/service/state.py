@@ -132,7 +132,12 @@ class StateStore:
 
     @classmethod
     def open(cls, path: str | Path) -> StateStore:
-        """Open (creating if needed) the state file; ':memory:' for a throwaway store."""
+        """Open (creating if needed) the state file and its folder; ':memory:' for a throwaway store."""
+        if str(path) != ":memory:":
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise sqlite3.OperationalError(f"cannot create the folder of {path}: {exc}") from exc
         db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10.0)
         try:
             db.execute("PRAGMA journal_mode=WAL")

@@ -155,10 +155,12 @@ def _replicas_row(sized: SizedTier) -> HypothesisRow:
 def _cost_row(plan: Plan, sized: SizedTier) -> HypothesisRow:
     c, t = sized.cost, sized.sizing.tier
     hours = plan.workload.arrival.peak_hours_per_day
+    per_request = (
+        f"${c.cost_per_request_usd:.5f} per request" if c.requests_per_month else "no routed requests (standby)"
+    )
     return HypothesisRow(
         "Cost",
-        f"${c.cost_per_hour_usd_at_peak:,.2f}/h at peak, ${c.cost_per_month_usd:,.0f}/month, "
-        f"${c.cost_per_request_usd:.5f} per request",
+        f"${c.cost_per_hour_usd_at_peak:,.2f}/h at peak, ${c.cost_per_month_usd:,.0f}/month, {per_request}",
         f"{c.replicas_at_peak} x {t.tensor_parallel} GPUs x ${c.gpu_hour_usd:.2f} for {hours:g} h + "
         f"{c.replicas_at_average} x {t.tensor_parallel} GPUs for {24 - hours:g} h = {c.gpu_hours_per_day:,.0f} "
         "GPU-h/day x 30 days",

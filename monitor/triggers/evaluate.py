@@ -20,11 +20,13 @@ def evaluate_triggers(
     previous: Mapping[tuple[str, str], TriggerRecord] | None = None,
     catalog: Iterable[TriggerDef] = CATALOG,
     held_since: float | None = None,
+    held_before: Mapping[tuple[str, str], float] | None = None,
 ) -> list[TriggerRecord]:
     """Every (trigger, tier) whose condition holds now, pending or active, with its evidence.
 
     `held_since` is for one-shot checks: conditions judged over a window (an hour of histograms) are taken
-    to have held since the window began, since there is no earlier run to remember them.
+    to have held since the window began, since there is no earlier run to remember them. `held_before` says,
+    per (trigger, tier) without a previous record, since when history shows the condition held: it wins.
     """
     before = previous or {}
     out = []
@@ -34,7 +36,12 @@ def evaluate_triggers(
             if evidence is None:
                 continue
             prior = before.get((definition.id, tier))
-            first_seen = prior.first_seen if prior else (held_since if held_since is not None else inputs.now)
+            if prior is not None:
+                first_seen = prior.first_seen
+            elif held_before and (definition.id, tier) in held_before:
+                first_seen = min(held_before[(definition.id, tier)], inputs.now)
+            else:
+                first_seen = held_since if held_since is not None else inputs.now
             held = inputs.now - first_seen >= definition.hold_seconds
             out.append(
                 TriggerRecord(

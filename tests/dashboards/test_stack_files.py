@@ -23,6 +23,7 @@ SERVICES: dict[str, Any] = COMPOSE["services"]
 PROMETHEUS: dict[str, Any] = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 PROVISIONING = REPO / "dashboards" / "provisioning"
+SETUP_SCRIPT = (REPO / "deploy" / "compose" / "setup.sh").read_text()
 
 
 def mounts(service: str) -> dict[str, str]:
@@ -54,19 +55,22 @@ def flag(service: str, name: str) -> str:
     return cmd[cmd.index(name) + 1]
 
 
-def test_the_stack_has_its_five_services() -> None:
-    assert set(SERVICES) == {"fleetsim", "prometheus", "alertmanager", "planwatch", "grafana"}
+def test_the_stack_has_its_services() -> None:
+    assert set(SERVICES) == {"setup", "fleetsim", "prometheus", "alertmanager", "alert-receiver", "planwatch",
+                             "grafana"}  # fmt: skip
 
 
 def test_planwatch_and_fleetsim_run_the_one_project_image() -> None:
-    for name in ("planwatch", "fleetsim"):
+    for name in ("setup", "planwatch", "fleetsim", "alert-receiver"):
         service = SERVICES[name]
         assert (
             service["build"] == {"context": ".", "dockerfile": "Dockerfile"} and service["image"] == "planwatch:local"
         )
     assert SERVICES["fleetsim"]["entrypoint"] == ["fleetsim"] and "entrypoint" not in SERVICES["planwatch"]
-    assert command("planwatch")[:2] == ["serve", "examples/capstone.yaml"]
-    assert command("fleetsim")[:2] == ["serve", "examples/capstone.yaml"]
+    # Both hold the plan the set-up wrote (the served plan: shifted to a morning), from the shared volume.
+    assert command("planwatch")[:2] == ["serve", "/state/plan.yaml"]
+    assert command("fleetsim")[:2] == ["serve", "/state/plan.yaml"]
+    assert mounts("setup")["/state"] == mounts("planwatch")["/state"] == mounts("fleetsim")["/state"]
 
 
 @pytest.mark.parametrize("service", sorted(SERVICES))
@@ -86,13 +90,15 @@ def test_plan_files_given_on_command_lines_exist_in_the_mounted_examples() -> No
                 assert mounted_at(service, f"/app/{arg}").is_file(), f"{service}: {arg}"
 
 
-def test_prometheus_loads_the_shared_config_and_the_rules() -> None:
+def test_prometheus_loads_the_shared_config_and_the_served_plans_rules() -> None:
     assert mounted_at("prometheus", "/etc/prometheus/prometheus.yml") == PROMETHEUS_CONFIG
     assert "--config.file=/etc/prometheus/prometheus.yml" in command("prometheus")
     for pattern in PROMETHEUS["rule_files"]:
         assert not PurePosixPath(pattern).is_absolute(), "paths stay relative to the config file"
-        rules = mounted_at("prometheus", f"/etc/prometheus/{pattern}")
-        assert rules.parent == REPO / "rules" and list(rules.parent.glob(rules.name)), pattern
+        assert PurePosixPath(pattern).parent == PurePosixPath("rules")
+    # The rules are the set-up's, for the served plan only (not every example plan's in ./rules).
+    assert mounts("prometheus")["/etc/prometheus/rules"] == mounts("setup")["/rules"] == "served-rules"
+    assert mounts("prometheus")["/prometheus"] == mounts("setup")["/prometheus"], "the backfilled history"
 
 
 def test_fleetsim_targets_reach_prometheus_through_the_shared_volume() -> None:
@@ -120,13 +126,37 @@ def test_prometheus_scrapes_planwatch_and_alerts_alertmanager_by_service_name() 
     assert static == [f"planwatch:{listen.rpartition(':')[2]}"]
     (manager,) = PROMETHEUS["alerting"]["alertmanagers"]
     assert manager["static_configs"][0]["targets"] == ["alertmanager:9093"]
-    assert "9093:9093" in SERVICES["alertmanager"]["ports"]
+    assert "127.0.0.1:9093:9093" in SERVICES["alertmanager"]["ports"]
     assert flag("planwatch", "--prometheus") == "http://prometheus:9090"
 
 
-def test_alertmanager_reads_the_examples_configuration() -> None:
-    assert mounted_at("alertmanager", "/etc/alertmanager/alertmanager.yml") == REPO / "examples" / "alertmanager.yml"
-    assert "--config.file=/etc/alertmanager/alertmanager.yml" in command("alertmanager")
+def test_alertmanager_reads_the_examples_configuration_sent_to_the_receiver() -> None:
+    assert "--config.file=/state/alertmanager.yml" in command("alertmanager")
+    assert mounts("alertmanager")["/state"] == mounts("setup")["/state"]
+    listen = SERVICES["alert-receiver"]["command"]
+    assert listen == ["--listen", "0.0.0.0:9095"] and "alert-receiver:9095" in SETUP_SCRIPT
+    assert "http://127.0.0.1:9095" in (REPO / "examples" / "alertmanager.yml").read_text()
+
+
+def test_every_port_binds_loopback_only() -> None:
+    """Prometheus's lifecycle API and fleetsim's control API take writes: nothing listens beyond this host."""
+    for name, service in SERVICES.items():
+        for port in service.get("ports", []):
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
+
+
+def test_start_up_waits_for_health_and_the_set_up() -> None:
+    for name, service in SERVICES.items():
+        for dependency, how in (service.get("depends_on") or {}).items():
+            assert isinstance(how, dict), f"{name}: depends_on {dependency} without a condition"
+            wanted = "service_completed_successfully" if dependency == "setup" else "service_healthy"
+            assert how["condition"] == wanted, (name, dependency)
+            assert dependency == "setup" or "healthcheck" in SERVICES[dependency], dependency
+
+
+def test_grafana_has_no_default_admin_password() -> None:
+    password = SERVICES["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"]
+    assert password.startswith("${GRAFANA_ADMIN_PASSWORD:?") and "admin}" not in password
 
 
 def test_grafana_is_provisioned_and_opens_on_plan_vs_production() -> None:
@@ -162,12 +192,45 @@ def test_the_build_context_holds_what_the_dockerfile_copies_and_nothing_else() -
     assert all((REPO / c).exists() for c in copied)
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="no docker client to check the compose schema")
-def test_docker_accepts_the_compose_file() -> None:
-    result = subprocess.run(["docker", "stack", "config", "-c", str(COMPOSE_FILE)], capture_output=True, text=True,
-                            cwd=REPO, timeout=60)  # fmt: skip
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="no docker-compose (v1) to check the file")
+def test_docker_compose_accepts_the_file() -> None:
+    """docker-compose v1 (Debian's) checks the schema, interpolation and depends_on conditions with no engine;
+    what it cannot check: that images pull, healthchecks pass, or the volumes' ownership works at run time."""
+    env = {"PATH": "/usr/bin:/bin", "GRAFANA_ADMIN_PASSWORD": "only-for-this-check"}
+    result = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config"], capture_output=True, text=True,
+                            cwd=REPO, timeout=60, env=env)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert set(yaml.safe_load(result.stdout)["services"]) == set(SERVICES)
+    unset = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], capture_output=True,
+                           text=True, cwd=REPO, timeout=60, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert unset.returncode != 0 and "GRAFANA_ADMIN_PASSWORD" in unset.stderr
+
+
+def test_the_set_up_writes_the_served_plan_its_rules_only_and_history(tmp_path: Path) -> None:
+    """deploy/compose/setup.sh as the set-up service runs it, on temporary folders."""
+    import os
+    import sys
+
+    folders = {name: tmp_path / name for name in ("STATE", "RULES", "TSDB")}
+    for folder in folders.values():
+        folder.mkdir()
+    env = {**os.environ, **{k: str(v) for k, v in folders.items()}, "PLAN": "examples/capstone-revised.yaml",
+           "DAYS": "0.05", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
+    done = subprocess.run(["sh", str(REPO / "deploy" / "compose" / "setup.sh")], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = yaml.safe_load((folders["STATE"] / "plan.yaml").read_text())
+    assert plan["name"] == "codebase-assistant-revised"
+    assert plan["workload"]["business_hours"]["timezone"].startswith("Etc/GMT")
+    assert sorted(p.name for p in folders["RULES"].iterdir()) == ["alerts-planwatch.yml", "plan-slo.yml",
+                                                                  "recording.yml"]  # fmt: skip
+    slo = (folders["RULES"] / "plan-slo.yml").read_text()
+    assert "codebase-assistant-revised" in slo and "plan: codebase-assistant\n" not in slo
+    assert "http://alert-receiver:9095/alerts/page" in (folders["STATE"] / "alertmanager.yml").read_text()
+    assert any(folders["TSDB"].iterdir()) and (folders["STATE"] / "fleet-state.json").is_file()
+    again = subprocess.run(["sh", str(REPO / "deploy" / "compose" / "setup.sh")], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert again.returncode == 0 and "not backfilled again" in again.stdout
 
 
 def test_promtool_accepts_the_prometheus_config_as_compose_mounts_it(tmp_path: Path) -> None:

@@ -69,6 +69,8 @@ def morning_plan(now: float, minutes_after_open: int = 45) -> dict[str, Any]:
     for tier in plan["tiers"]:
         if tier["name"] == SCALED_TIER:
             tier["cold_start"] = "2s"
+        # The schedule stops at replicas.max (as the advice does): room for the ramp, so scale-ups are scheduled.
+        tier["replicas"]["max"] = max(tier["replicas"]["max"], 64)
     return plan
 
 

@@ -160,8 +160,26 @@ def test_png_is_written_where_asked_and_needs_out(demand_csv: Path, tmp_path: Pa
     )
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    assert f"wrote {out}" in result.stderr.replace("\n", "")
     refused = runner.invoke(_app(), ["forecast", "--csv", str(demand_csv), "--format", "png"])
     assert refused.exit_code == 2 and "--format png needs --out" in refused.stderr
+
+
+def test_the_png_title_names_what_is_forecast(
+    demand_csv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import matplotlib.axes
+
+    titles: list[str] = []
+    original = matplotlib.axes.Axes.set_title
+    monkeypatch.setattr(
+        matplotlib.axes.Axes, "set_title", lambda ax, text, *a, **k: titles.append(text) or original(ax, text, *a, **k)
+    )
+    out = tmp_path / "forecast.png"
+    result = runner.invoke(_app(), ["forecast", "--csv", str(demand_csv), "--format", "png", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (title,) = titles
+    assert title.startswith(f"{demand_csv.name}: demand forecast"), title
 
 
 def test_json_stays_strict_when_a_metric_is_infinite(tmp_path: Path) -> None:

@@ -44,10 +44,20 @@ class FakeCollector:
     url: str = "http://fake-prometheus:9090"
     calls: int = 0
 
+    # When reality became `observations`: before it, production was as the plan expects. None: when the test
+    # set them (the first collect that sees them), so history does not show a breach the test just made.
+    since: float | None = None
+    _seen: object = field(default=None, repr=False)
+    _set_at: float = field(default=float("-inf"), repr=False)
+
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         self.calls += 1
         self._check()
-        return {k: replace(v, evaluated_at=now, window=window) for k, v in self.observations.items()}
+        if self.observations is not self._seen:
+            self._seen, self._set_at = self.observations, now
+        start = self._set_at if self.since is None else self.since
+        observed = self.observations if now >= start else {"copilot": copilot_observation()}
+        return {k: replace(v, evaluated_at=now, window=window) for k, v in observed.items()}
 
     def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
         self._check()

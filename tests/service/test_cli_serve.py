@@ -59,7 +59,7 @@ def _free_port() -> int:
                      id="an unreadable configuration is named"),
         pytest.param([str(EXAMPLES / "capstone.yaml"), "--listen", "8080"], "is not host:port",
                      id="a listen address without a host is refused"),
-        pytest.param([str(EXAMPLES / "capstone.yaml"), "--prometheus", "prom:9090"], "prometheus.url",
+        pytest.param([str(EXAMPLES / "capstone.yaml"), "--prometheus", "prom:9090"], "no scheme: write http://prom:9090",
                      id="a Prometheus URL without a scheme is refused"),
         pytest.param([], "no plan", id="no plan at all says so"),
     ],

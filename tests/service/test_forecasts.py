@@ -79,3 +79,25 @@ def test_a_failed_refit_keeps_the_previous_forecast_and_says_why(
     assert ApiClient(services.app).get("/v1/forecast").json()["errors"]["copilot"].startswith("Prometheus")
     clock.advance(2 * 86_400)  # the kept forecast no longer reaches into the future: dropped
     assert "copilot" not in services.refit_now().forecasts
+
+
+@pytest.mark.parametrize(
+    ("first_job", "has_forecast"),
+    [
+        pytest.param("evaluation", False, id="an evaluation before the first refit has no forecast"),
+        pytest.param("first-refit", True, id="the start-up refit is followed by an evaluation with the forecast"),
+    ],
+)
+def test_the_first_evaluation_after_start_up_plans_on_the_forecast(
+    services: Services, collector: FakeCollector, clock: Clock, first_job: str, has_forecast: bool
+) -> None:
+    from monitor.service.app import _scheduler, refit_then_evaluate
+    from monitor.service.jobs import run_evaluation
+
+    collector.history = {"copilot": _history(14)}
+    clock.now = collector.history["copilot"].timestamps[-1]
+    jobs = {j.id: j for j in _scheduler(services.jobs).get_jobs()}
+    assert jobs["first-refit"].func is refit_then_evaluate and jobs["evaluation"].func is run_evaluation
+    jobs[first_job].func(*jobs[first_job].args)
+    (rec,) = ApiClient(services.app).get("/v1/recommendations").json()["recommendations"]
+    assert (rec["needed_at_forecast_peak"] is not None) is has_forecast
