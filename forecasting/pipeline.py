@@ -30,7 +30,7 @@ from forecasting.models import Combination, FittedModel, ForecastModel, make_mod
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
 from forecasting.selection import _TIE_TOLERANCE as TIE_TOLERANCE  # the tie rule pick_model applies
-from forecasting.selection import SelectionPlan, backtest_origins, calibration_origins, pick_model, plan_selection
+from forecasting.selection import SelectionPlan, calibration_origins, pick_model, plan_selection
 from forecasting.series import RegularSeries, Series, steps_per_day
 
 __all__ = ["ForecastSettings", "forecast", "forecast_many"]

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from monitor import queries as q
+from monitor.batch_collect import with_batch_readings
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
 from monitor.observe.caveats import absent_key_series, speculative_decoding
-from monitor.batch_collect import with_batch_readings
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from monitor.cli.common import ExitCode, fail, json_dumps, load_plan_or_exit
+from monitor.cli.common import fail, json_dumps, load_plan_or_exit
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
 from monitor.measurements.model import Item
 from monitor.queries.query import validate_duration
@@ -41,13 +41,12 @@ def measurements(
     timeout: Timeout = 30.0,
 ) -> None:
     """Each item of the measurement plan: measured, partly or not yet, with evidence, dates, engine, hardware."""
+    from monitor.cli.live import exit_on_prometheus_errors
     from monitor.measurements import judge_plan, merge_record
     from monitor.measurements.collect import read_measurements
     from monitor.measurements.export import record_to_dict
     from monitor.service.state import StateStore
     from monitor.sizing.plan_sizing import size_plan
-    from monitor.source import PrometheusUnreachable, QueryError
-    from monitor.source.redact import redact_url
 
     if fmt not in ("table", "json"):
         fail(f"--format {fmt!r} is not one of table, json")
@@ -63,15 +62,12 @@ def measurements(
         evals = store.evals() if store else ()
         with make_source(prometheus, header, bearer_token_file, insecure, timeout) as source:
             sizing = size_plan(plan)
-            readings = read_measurements(source, plan, sizing, now, window, parse_duration(step), evals)
+            with exit_on_prometheus_errors(source.settings.url):
+                readings = read_measurements(source, plan, sizing, now, window, parse_duration(step), evals)
         items = judge_plan(plan, sizing, readings)
         if store:
             items = merge_record(store.measurement_record(), items)
             store.save_measurement_record(items, now)
-    except PrometheusUnreachable as exc:
-        fail(f"cannot reach Prometheus at {exc.url}: {exc.reason}", ExitCode.UNREACHABLE)
-    except QueryError as exc:
-        fail(f"Prometheus at {redact_url(prometheus)} refused a query ({exc.message}): {exc.query}", ExitCode.UNREACHABLE)
     finally:
         if store:
             store.close()

@@ -16,8 +16,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from monitor.plan.batch import BatchJob
 from monitor.plan.catalog import BUILTIN_GPUS, DType, GPUSpec
-from monitor.queries.selector import Selector
 from monitor.plan.constraints import Constraints
+from monitor.queries.selector import Selector
 from monitor.units import parse_bytes, parse_duration
 
 __all__ = [

@@ -18,11 +18,10 @@ import numpy as np
 
 from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
 from monitor.collector import BURN_WINDOWS
+from monitor.histogram import Bucket, fraction_over, merged_quantile
 from monitor.observe.collector import DemandHistory, SourceHealth
-from monitor.observe.fleet import merged_quantile
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan
-from monitor.queries.histogram import Bucket, fraction_over
 from monitor.replay.curve import TierCurve
 from monitor.replay.fleet import TierFleet, TierRecord
 from monitor.units import parse_duration

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from forecasting import ForecastError
 from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
+from monitor.forecasts import TierForecast
 from monitor.outlooks import ForecastWindows, fit_tier
 from monitor.plan.model import Plan
 from monitor.replay.fleet import TierFleet
 from monitor.replay.observe import ReplayCollector
-from monitor.service.forecasts import TierForecast
 from monitor.service.settings import Settings
 from monitor.sizing.plan_sizing import PlanSizing, size_plan
 from monitor.triggers import TriggerRecord

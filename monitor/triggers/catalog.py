@@ -7,9 +7,9 @@ from __future__ import annotations
 from monitor.drift import Status
 from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
-from monitor.triggers.model import Check, Evidence, Needs, Severity, TriggerDef, TriggerInputs
 from monitor.triggers.batch import batch_misses_deadline, batch_on_online_tier
 from monitor.triggers.breakeven import dedicated_below_breakeven, serverless_above_breakeven
+from monitor.triggers.model import Check, Evidence, Needs, Severity, TriggerDef, TriggerInputs
 from monitor.units import format_value
 
 __all__ = ["CATALOG", "trigger_def"]
@@ -335,7 +335,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         "Lower the off-peak floor so autoscaling holds fewer GPU-hours; consolidate tiers; move low-volume paths "
         "to a serverless per-token API unless a strict SLO or custom weights keep them dedicated",
         "Revisit the surface when a week's volume priced per token stays below the GPU-hours the tier holds",
-        dedicated_below_breakeven,
+        (dedicated_below_breakeven, Needs(measurements=("tokens_rate_long", "gpus_mean_long"))),
     ),
     _def(
         "volume-above-dedicated-breakeven",
@@ -346,7 +346,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         60,
         "Size a dedicated tier for the path (planwatch size) and move it once the benchmark confirms the sizing",
         "Revisit the surface when a week's volume priced per token stays above what the path would cost dedicated",
-        serverless_above_breakeven,
+        (serverless_above_breakeven, Needs(measurements=("tokens_rate_long",))),
     ),
     _def(
         "batch-job-will-miss-deadline",
@@ -357,7 +357,8 @@ CATALOG: tuple[TriggerDef, ...] = (
         5,
         "Add replicas to the job's pool for the rest of the window; move the run to a batch API; start it earlier",
         "Revisit when runs keep finishing late: re-size the job (planwatch size) with its measured tokens/s",
-        batch_misses_deadline,
+        # A job's progress is keyed by the job's name in the observation's extras, which Needs cannot name yet.
+        (batch_misses_deadline, Needs()),
     ),
     _def(
         "batch-traffic-on-online-tier",
@@ -368,7 +369,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         5,
         "Point the job at its own pool or the batch API; if it must share, confine it to the tier's quiet hours",
         "Revisit when offline work keeps reaching online replicas: price it on batch, not on the online deployment",
-        batch_on_online_tier,
+        (batch_on_online_tier, Needs()),
     ),
 )
 
