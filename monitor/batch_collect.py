@@ -13,19 +13,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from monitor.batch_progress import batch_key
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.batch import current_run
 from monitor.plan.model import FLEET, Plan
 from monitor.queries.cost import TOKENS_DONE, TOKENS_RATE
 from monitor.source import PrometheusSource, measurement
 
-__all__ = ["batch_key", "with_batch_readings"]
+__all__ = ["with_batch_readings"]
 
 _NOW_WINDOW = "5m"
-
-
-def batch_key(job: str, reading: str) -> str:
-    return f"batch_job:{job}:{reading}"
 
 
 def with_batch_readings(

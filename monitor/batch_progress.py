@@ -8,12 +8,15 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from monitor.batch_collect import batch_key
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.batch import BatchJob, current_run
 from monitor.plan.model import FLEET, Plan
 
-__all__ = ["BatchProgress", "batch_progress"]
+__all__ = ["BatchProgress", "batch_key", "batch_progress"]
+
+
+def batch_key(job: str, reading: str) -> str:
+    return f"batch_job:{job}:{reading}"
 
 
 @dataclass(frozen=True)

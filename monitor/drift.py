@@ -21,7 +21,13 @@ from typing import Literal
 from monitor.histogram import quantile_of_distribution
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan, Tolerance
-from monitor.sizing.buckets import build_1_2_5_buckets
+from monitor.sizing.buckets import (
+    ITL_BOUNDS,
+    ITL_BOUNDS_BEFORE_15202,
+    TTFT_BOUNDS,
+    TTFT_BOUNDS_BEFORE_15202,
+    build_1_2_5_buckets,
+)
 from monitor.sizing.shape import Band, LogNormal
 from monitor.sizing.tier import TierSizing, replica_model
 from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
@@ -140,12 +146,9 @@ KV_AT_RISK = 0.5
 
 def _vllm_bounds(histogram: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """vLLM's bucket bounds (current, before vLLM #15202) of the TTFT or TPOT histogram."""
-    # Imported here: monitor.rules' package imports the trigger catalog, which imports this module.
-    from monitor.rules import buckets
-
     if histogram == "ttft":
-        return buckets.TTFT_BOUNDS, buckets.TTFT_BOUNDS_BEFORE_15202
-    return buckets.ITL_BOUNDS, buckets.ITL_BOUNDS_BEFORE_15202
+        return TTFT_BOUNDS, TTFT_BOUNDS_BEFORE_15202
+    return ITL_BOUNDS, ITL_BOUNDS_BEFORE_15202
 
 
 def bucket_note(value: float | None, bounds: tuple[float, ...], older: tuple[float, ...] = ()) -> str:

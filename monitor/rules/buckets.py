@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from monitor.histogram import Bracket, bracket
+from monitor.sizing.buckets import ITL_BOUNDS, ITL_BOUNDS_BEFORE_15202, TTFT_BOUNDS, TTFT_BOUNDS_BEFORE_15202
 
 __all__ = [
     "ITL_BOUNDS",
@@ -33,16 +34,6 @@ __all__ = [
     "bracket",
     "latency_bracket",
 ]
-
-TTFT_BOUNDS: tuple[float, ...] = (
-    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
-    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
-)  # fmt: skip
-TTFT_BOUNDS_BEFORE_15202: tuple[float, ...] = tuple(b for b in TTFT_BOUNDS if b <= 10.0)
-ITL_BOUNDS: tuple[float, ...] = (
-    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
-)  # fmt: skip
-ITL_BOUNDS_BEFORE_15202: tuple[float, ...] = tuple(b for b in ITL_BOUNDS if b <= 2.5)
 
 
 def latency_bracket(threshold: float, current: Sequence[float], before_15202: Sequence[float]) -> Bracket:

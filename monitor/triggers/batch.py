@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 
-from monitor.batch_collect import batch_key
-from monitor.batch_progress import batch_progress
+from monitor.batch_progress import batch_key, batch_progress
 from monitor.plan.batch import BatchJob, current_run
 from monitor.plan.model import FLEET
 from monitor.triggers.model import Evidence, TriggerInputs

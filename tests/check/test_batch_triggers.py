@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fleetsim.batch import batch_history, batch_run
-from monitor.batch_collect import batch_key
+from monitor.batch_progress import batch_key
 from monitor.cli.main import build_app
 from monitor.collector import PrometheusCollector
 from monitor.evaluation import Evaluation, evaluate
