@@ -1,5 +1,5 @@
 """The surface decision held against production: the breakeven triggers against a real Prometheus holding a
-week of fleetsim history of the support copilot (3 replicas of TP4 H100, about 15 req/s x 2,300 tokens on
+week of fleetsim history of the support copilot (4 replicas of TP4 H100, about 15 req/s x 2,300 tokens on
 average; volume is judged over a week, the shortest window that holds the weekly cycle). Only the plan's
 prices and the tier's surface change between cases, so the same history is judged on both sides of the
 breakeven."""
@@ -69,5 +69,5 @@ def test_the_evidence_shows_the_formula(data: Path, tmp_path: Path) -> None:
     ev = _judge(data, tmp_path, 0.10, "dedicated")
     (record,) = [t for t in ev.triggers if t.trigger == BELOW]
     assert "monthly tokens = " in record.evidence.summary and "GPUs held x 720 h x $4.00" in record.evidence.summary
-    assert record.evidence.observed["gpus_mean"] == pytest.approx(12.0, rel=0.1)
+    assert record.evidence.observed["gpus_mean"] == pytest.approx(16.0, rel=0.1)  # 4 replicas x TP4, as now sized
     assert record.evidence.queries and all("[7d" in q for q in record.evidence.queries)

@@ -16,7 +16,7 @@ import pytest
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.collector import PrometheusCollector
 from monitor.drift import Status
-from monitor.evaluation import Evaluation, evaluate
+from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.plan import load_plan
 from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -53,7 +53,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Evaluat
                 HttpPrometheusSource(SourceSettings(url=p.url, timeout=30)) as source,
             ):
                 observations = PrometheusCollector(source, long_window="1d").collect(plan, NOW, BUSINESS_DAY)
-            cache[plan_path] = evaluate(plan, size_plan(plan), observations, {}, (), {}, {}, NOW, held_since=NOW - 3600)
+            cache[plan_path] = evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
         return cache[plan_path]
 
     return run

@@ -6,10 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from monitor.evaluation import evaluate
+from monitor.evaluation import EvaluationInputs, evaluate
 from monitor.observe.model import Measurement
 from monitor.plan import Plan, parse_plan
-from monitor.sizing.plan_sizing import size_plan
 from tests.builders import EXAMPLES, baseline_observation
 
 COPILOT = (EXAMPLES / "support-copilot.yaml").read_text()
@@ -18,8 +17,8 @@ BELOW = "volume-below-dedicated-breakeven"
 
 def _fired(plan: Plan, tokens: Measurement, gpus: Measurement) -> bool:
     obs = replace(baseline_observation(plan), tokens_rate_long=tokens, gpus_mean_long=gpus)
-    ev = evaluate(plan, size_plan(plan), {plan.tiers[0].name: obs}, {}, (), {}, {}, 1_800_000_000.0,
-                  held_since=1_800_000_000.0 - 86_400)  # fmt: skip
+    now = 1_800_000_000.0
+    ev = evaluate(EvaluationInputs(plan, {plan.tiers[0].name: obs}, now, held_since=now - 86_400))
     return any(t.trigger == BELOW for t in ev.triggers)
 
 
