@@ -30,8 +30,6 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
 from monitor.sizing.buckets import build_1_2_5_buckets
 
 __all__ = [
@@ -353,16 +351,6 @@ class VllmMetrics:
         """`count` observations of the same value (a run of identical decode steps)."""
         self.buckets[key][bisect_left(self.bounds[key], value)] += count
         self.sums[key] += value * count
-
-    def observe_many(self, key: str, values: np.ndarray) -> None:
-        if values.size == 0:
-            return
-        index = np.searchsorted(np.asarray(self.bounds[key]), values, side="left")
-        counts = np.bincount(index, minlength=len(self.bounds[key]) + 1)
-        row = self.buckets[key]
-        for i, c in enumerate(counts.tolist()):
-            row[i] += c
-        self.sums[key] += float(values.sum())
 
     def cumulative(self, key: str) -> list[int]:
         """Cumulative counts per `le` as exposed; the last one (+Inf) equals `_count`."""

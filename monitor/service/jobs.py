@@ -33,21 +33,14 @@ __all__ = [
     "run_evaluation",
     "run_forecast_refit",
     "unknown_observation",
-    "unreachable_errors",
     "with_fresh_acknowledgements",
 ]
 
 log = logging.getLogger("planwatch.service")
 
 
-def unreachable_errors() -> tuple[type[BaseException], ...]:
-    """What a collector raises when Prometheus cannot be reached: the adapter's typed error, and the
-    connection failures of any other collector (a test's, a demo's)."""
-    return (PrometheusUnreachable, ConnectionError, TimeoutError)
-
-
-def _reason(exc: BaseException) -> str:
-    return exc.reason if isinstance(exc, PrometheusUnreachable) else str(exc) or type(exc).__name__
+def _reason(exc: PrometheusUnreachable) -> str:
+    return exc.reason
 
 
 @dataclass(frozen=True)
@@ -85,7 +78,7 @@ def collect(ctx: JobContext, now: float) -> Collected:
     window = ctx.settings.observation_window
     try:
         observed = ctx.collector.collect(ctx.plan, now, window)
-    except unreachable_errors() as exc:
+    except PrometheusUnreachable as exc:
         why = f"Prometheus unreachable: {_reason(exc)}"
         source = SourceStatus(ctx.settings.prometheus.url, False, _reason(exc), now)
         return Collected(_complete(ctx.plan, {}, now, window, why), Outcome.UNREACHABLE, source, why)
@@ -108,7 +101,7 @@ def _complete(
 def _health(ctx: JobContext, now: float) -> SourceStatus:
     try:
         h = ctx.collector.health(now)
-    except unreachable_errors() as exc:
+    except PrometheusUnreachable as exc:
         return SourceStatus(ctx.settings.prometheus.url, False, _reason(exc), now)
     except Exception as exc:
         log.exception("checking Prometheus health failed")
@@ -221,7 +214,7 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
     for tier in ctx.plan.tiers:
         try:
             fits[tier.name] = _refit(ctx, tier.name, now)
-        except unreachable_errors() as exc:
+        except PrometheusUnreachable as exc:
             errors[tier.name] = f"Prometheus unreachable: {_reason(exc)}"
         except Exception as exc:
             log.warning("forecast for tier %s failed: %s", tier.name, exc)

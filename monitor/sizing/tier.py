@@ -17,7 +17,7 @@ from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_b
 from monitor.sizing.roofline import Engine
 from monitor.sizing.workload import TierWorkload, tier_workload
 
-__all__ = ["OperatingPoint", "TierSizing", "operating_point", "replica_model", "replicas_for_demand", "size_tier"]
+__all__ = ["OperatingPoint", "TierSizing", "operating_point", "replica_model", "size_tier"]
 
 _MAX_REPLICA_SEARCH = 512
 
@@ -140,17 +140,6 @@ def size_tier(plan: Plan, tier: Tier) -> TierSizing:
         pessimistic=points["pessimistic"],
         capacity_curve=tuple(capacity_curve(expected_model, (points["expected"].max_batch,))),
     )
-
-
-def replicas_for_demand(plan: Plan, tier: Tier, demand_rps: float, calibration: float = 1.0) -> OperatingPoint:
-    """The operating point at `demand_rps` model calls/s, with both efficiencies scaled by `calibration`
-    (observed / modelled throughput at the same batch; 1.0 trusts the sizing model)."""
-    eff = tier.efficiency
-    replica = replica_model(
-        plan, tier, min(1.0, eff.bandwidth.expected * calibration), min(1.0, eff.compute.expected * calibration)
-    )
-    ttft_slo, tpot_slo = plan.slo_for(tier)
-    return operating_point(replica, tpot_slo, ttft_slo, demand_rps)
 
 
 def _compute_flops(engine: Engine, wl: TierWorkload, prefill_tokens_per_request: float) -> float:

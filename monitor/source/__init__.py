@@ -7,7 +7,6 @@ with a reason (`monitor.source.measure`), never 0.
 from monitor.source.client import MAX_POINTS_PER_REQUEST, HttpPrometheusSource
 from monitor.source.errors import PrometheusUnreachable, QueryError, SourceError
 from monitor.source.factory import source_from_settings
-from monitor.source.fake import FakePrometheusSource, UnrecordedQuery, record
 from monitor.source.health import Health, check
 from monitor.source.measure import describe_labels, gate_down, gate_stale, measurement, measurements_by
 from monitor.source.model import InstantResult, Point, RangeResult, Sample, Series, parse_instant, parse_range
@@ -16,7 +15,6 @@ from monitor.source.settings import SourceSettings, TLSOptions
 
 __all__ = [
     "MAX_POINTS_PER_REQUEST",
-    "FakePrometheusSource",
     "Health",
     "HttpPrometheusSource",
     "InstantResult",
@@ -30,7 +28,6 @@ __all__ = [
     "SourceError",
     "SourceSettings",
     "TLSOptions",
-    "UnrecordedQuery",
     "check",
     "describe_labels",
     "gate_down",
@@ -39,6 +36,5 @@ __all__ = [
     "measurements_by",
     "parse_instant",
     "parse_range",
-    "record",
     "source_from_settings",
 ]

@@ -1,5 +1,5 @@
 """Typed query results, and the one parser from Prometheus API JSON to them (shared by the HTTP source and
-the fake, so a recorded response parses exactly as a live one).
+the API response body, so a response parses the same from any source).
 
 Timestamps are Unix seconds (float). Values are floats as Prometheus sent them, NaN and infinities included:
 deciding what a NaN *means* (an empty histogram) is `monitor.source.measure`'s job, not the parser's.
@@ -61,10 +61,6 @@ class InstantResult:
     @property
     def empty(self) -> bool:
         return not self.samples
-
-    def by_label(self, label: str) -> dict[str, Sample]:
-        """Samples keyed by one label's value (e.g. `le`, `model_name`); series without it are left out."""
-        return {s.labels[label]: s for s in self.samples if label in s.labels}
 
     def to_json(self) -> dict[str, Any]:
         """The API response body this result parses from (for recorded fixtures)."""

@@ -4,7 +4,6 @@ Alertmanager; Ctrl-C stops every process the demo started."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -17,6 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from tests.harness.stack import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -105,5 +106,4 @@ def test_the_demo_shows_recommendations_a_trigger_and_its_alert_then_stops_clean
 
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 0
-    time.sleep(1)
-    assert _running_under(workdir) == [], json.dumps(_running_under(workdir), indent=1)
+    wait_for(lambda: _running_under(workdir) == [], 10, "every process of the demo to exit")

@@ -8,6 +8,8 @@ import time
 import httpx
 import pytest
 
+from tests.harness.stack import wait_for
+
 from .conftest import LiveFleet
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -96,6 +98,5 @@ def test_a_scenario_posted_at_run_time_shows_in_promql(live_legacy: LiveFleet) -
     """POST /scenario tool-calls: the gateway's model calls per user request go from 1 to 5."""
     response = httpx.post(f"http://{live_legacy.address}/scenario", json={"scenarios": ["tool-calls"]}, timeout=10)
     assert response.status_code == 200 and response.json()["scenarios"] == "tool-calls"
-    time.sleep(12)
     fan_out = "sum(rate(gateway_model_calls_total[8s])) / sum(rate(gateway_user_requests_total[8s]))"
-    assert live_legacy.scalar(fan_out) == pytest.approx(5.0, rel=0.12)
+    wait_for(lambda: live_legacy.scalar(fan_out) == pytest.approx(5.0, rel=0.12), 30, "five calls per request")

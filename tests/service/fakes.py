@@ -8,6 +8,7 @@ from typing import Any
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
+from monitor.source import PrometheusUnreachable
 from tests.builders import baseline_observation
 
 NOW = 1_800_000_000.0  # Fri 2027-01-15 08:00 UTC: 03:00 in New York, outside the copilot's business hours
@@ -36,7 +37,7 @@ def copilot_observation(demand_rps: float = 30.0, replicas: float = 3.0, **chang
 
 @dataclass
 class FakeCollector:
-    """Returns the observations it was given; raises ConnectionError while `reachable` is False."""
+    """Returns the observations it was given; raises PrometheusUnreachable while `reachable` is False."""
 
     observations: dict[str, TierObservation] = field(default_factory=lambda: {"copilot": copilot_observation()})
     reachable: bool = True
@@ -72,4 +73,4 @@ class FakeCollector:
 
     def _check(self) -> None:
         if not self.reachable:
-            raise ConnectionRefusedError(f"connection refused: {self.url}")
+            raise PrometheusUnreachable(self.url, "connection refused")

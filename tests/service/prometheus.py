@@ -22,6 +22,7 @@ import httpx
 from monitor.observe.collector import Collector, DemandHistory, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
+from monitor.source import PrometheusUnreachable
 from tests.service.fakes import copilot_observation
 
 PROMETHEUS = shutil.which("prometheus")
@@ -94,7 +95,7 @@ def running_prometheus(workdir: Path, target: str) -> Iterator[PrometheusProcess
 class ScrapedDemandCollector:
     """Demand and ready replicas per tier from Prometheus (instant queries); the rest as the plan expects.
 
-    A transport failure is a ConnectionError: the service reads it as "Prometheus unreachable".
+    A transport failure raises PrometheusUnreachable, as the product's collector does.
     """
 
     def __init__(self, url: str):
@@ -105,7 +106,7 @@ class ScrapedDemandCollector:
             with httpx.Client(timeout=2.0) as client:
                 body = client.get(f"{self.url}/api/v1/query", params={"query": expr, "time": now}).json()
         except httpx.TransportError as exc:
-            raise ConnectionError(f"{self.url}: {exc}") from exc
+            raise PrometheusUnreachable(self.url, str(exc)) from exc
         result = body["data"]["result"]
         if not result:
             return Measurement.unknown("no data", query=expr)

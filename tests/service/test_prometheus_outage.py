@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from monitor.service.app import Services, build_services, default_collector
+from tests.harness.stack import wait_for
 from tests.service.conftest import ApiClient, make_settings
 from tests.service.prometheus import PROMETHEUS, free_port, prometheus_collector, running_prometheus
 
@@ -36,13 +36,7 @@ def fleet_target() -> Iterator[str]:
 
 
 def _until(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s")
+    return wait_for(check, timeout, "the advisor to reach the state")
 
 
 def _serve(tmp_path: Path, url: str, real_collector: bool) -> Services:

@@ -1,10 +1,8 @@
-"""Unknown is not zero (pure), the recorded-JSON fake, and settings validation."""
+"""Unknown is not zero (pure) and settings validation."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,24 +11,14 @@ from pydantic import ValidationError
 
 from monitor.observe import Measurement
 from monitor.source import (
-    FakePrometheusSource,
-    HttpPrometheusSource,
     InstantResult,
-    PrometheusSource,
-    PrometheusUnreachable,
-    QueryError,
     Sample,
     SourceSettings,
-    UnrecordedQuery,
     gate_down,
     gate_stale,
     measurement,
     measurements_by,
-    record,
 )
-from monitor.source.model import parse_instant
-from tests.conftest import BackfillFactory
-from tests.harness.history import History
 
 NOW = 1_790_000_000.0
 
@@ -96,53 +84,6 @@ def test_gate_down(up: Measurement, known: bool) -> None:
     out = gate_down(Measurement.of(0.0, "rate", "5m"), up)
     assert out.known is known
     assert known or out.reason == "target down: no replica of the tier is up"
-
-
-def test_fake_answers_recorded_bodies_like_the_http_source() -> None:
-    body: dict[str, Any] = {"status": "success", "data": {"resultType": "vector", "result": [
-        {"metric": {"tier": "a"}, "value": [NOW, "NaN"]}]}}  # fmt: skip
-    fake = FakePrometheusSource({"q": body}, now=NOW)
-    assert isinstance(fake, PrometheusSource)
-    result = fake.instant("q")
-    assert result.to_json() == body  # NaN != NaN, so compare the round trip
-    assert repr(result) == repr(parse_instant("q", NOW, body["data"]["result"]))
-    assert measurement(result).reason.startswith("not a number")
-    assert fake.calls == ["q"]
-
-
-@pytest.mark.parametrize(
-    ("fake", "error", "match"),
-    [
-        pytest.param(FakePrometheusSource({}), UnrecordedQuery, "no recorded response",
-                     id="an unrecorded query fails loudly"),
-        pytest.param(FakePrometheusSource({"q": {"status": "error", "errorType": "bad_data", "error": "parse"}}),
-                     QueryError, "parse", id="a recorded error body raises a query error"),
-        pytest.param(FakePrometheusSource({}, unreachable="connection refused"), PrometheusUnreachable,
-                     "connection refused", id="an unreachable fake raises like a dead server"),
-    ],
-)  # fmt: skip
-def test_fake_errors(fake: FakePrometheusSource, error: type[Exception], match: str) -> None:
-    with pytest.raises(error, match=match):
-        fake.instant("q")
-
-
-@pytest.mark.integration
-def test_a_recording_replays_exactly_what_prometheus_answered(
-    backfilled_prometheus: BackfillFactory, tmp_path: Path
-) -> None:
-    h = History(NOW - 300, NOW, step=15)
-    h.counter("vllm:request_success", {"tier": "a", "model_name": "m", "finished_reason": "stop"}, 2.0)
-    prom = backfilled_prometheus(h.text())
-    instant = ["sum by (tier) (rate(vllm:request_success_total[1m]))", "vector(1)", 'nothing{tier="zzz"}']
-    ranges = [("sum(rate(vllm:request_success_total[1m]))", NOW - 120, NOW, 60.0)]
-    with HttpPrometheusSource(SourceSettings(url=prom.url, retries=0)) as live:
-        fixture = tmp_path / "recorded.json"
-        fixture.write_text(json.dumps(record(live, instant, NOW, ranges)))
-        fake = FakePrometheusSource.from_json(fixture)
-        for query in instant:
-            assert fake.instant(query, NOW) == live.instant(query, NOW)
-        for query, start, end, step in ranges:
-            assert fake.range(query, start, end, step) == live.range(query, start, end, step)
 
 
 @pytest.mark.parametrize(
