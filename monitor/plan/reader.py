@@ -35,6 +35,7 @@ __all__ = [
 MAX_PLAN_BYTES = 4 * 2**20  # a real plan is a few KB
 MAX_NODES = 50_000  # YAML nodes with every alias followed; a 30-tier plan has under 2,000
 MAX_DEPTH = 32  # a plan nests 5 levels
+MAX_INDENT = 8 * MAX_DEPTH  # columns of block indentation
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_NUMBER = 1e18  # above the largest plan quantity (GPU FLOP/s ~2e15, bytes/s ~5e12)
 
@@ -87,6 +88,7 @@ def compose(text: str) -> tuple[yaml.Node | None, _Loader]:
     """The node graph of the one document in `text`, checked for size, depth and alias cycles."""
     if len(text) > MAX_PLAN_BYTES:
         raise ReadProblem(f"the text is {len(text):,} characters; a plan is at most {MAX_PLAN_BYTES:,}")
+    _indent_depth(text)
     _flow_depth(text)
     loader = _Loader(text)
     try:
@@ -101,10 +103,20 @@ def compose(text: str) -> tuple[yaml.Node | None, _Loader]:
     return root, loader
 
 
+def _indent_depth(text: str) -> None:
+    """Block nesting shows as indentation; past MAX_INDENT columns PyYAML's scanner slows quadratically too."""
+    for number, line in enumerate(text.splitlines(), 1):
+        indent = len(line) - len(line.lstrip(" "))
+        if indent > MAX_INDENT and line.strip() and not line.lstrip().startswith("#"):
+            raise ReadProblem(f"indented {indent} columns: nested deeper than a plan goes", number)
+
+
 def _flow_depth(text: str) -> None:
     """Refuse `[[[[...` / `{{{{...` nested past MAX_DEPTH before PyYAML sees it: its scanner rechecks every
     open level at each token (quadratic: 5,000 levels take seconds) before the composer's recursion fails.
     Brackets inside quotes and comments do not count; the bound is loose, so a rare miscount is harmless."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # too few brackets to nest that deep: skip the character walk
     depth, line, quote, comment, previous = 0, 1, "", False, " "
     for ch in text:
         if ch == "\n":
