@@ -35,7 +35,7 @@ def bad_state(tmp_path: Path) -> str:
                      id="an unknown scenario name"),
         pytest.param(["serve", PLAN, "--trace", "TRACE"], "trace.csv:3: token counts must be integers",
                      id="a malformed trace line, with its line number"),
-        pytest.param(["serve", PLAN, "--vllm-generation", "v0"], "--vllm-generation must be one of v1, legacy",
+        pytest.param(["serve", PLAN, "--vllm-generation", "v9"], "must be one of v1, legacy, v0, overlap",
                      id="an unknown vLLM generation"),
         pytest.param(["serve", PLAN, "--listen", "localhost"], "is not HOST:PORT", id="a listen address without port"),
         pytest.param(["serve", PLAN, "--resume", "STATE"], "not a fleetsim-state/1 file", id="an unusable state"),

@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.parser import text_string_to_metric_families
 
 from fleetsim.exposition import render_vllm
-from fleetsim.metrics import VLLM_FAMILIES, Generation, VllmMetrics, build_1_2_5_buckets, families_for
+from fleetsim.metrics import Generation, VllmMetrics, build_1_2_5_buckets, families_for
 from fleetsim.server import dcgm_text, gateway_text, ksm_text, vllm_text
 
 from .helpers import START, parse, run_fleet, tiny_plan
@@ -159,7 +159,7 @@ def test_the_text_is_what_prometheus_client_would_print_for_the_same_values():
     registry = CollectorRegistry()
     base, base_values = ["model_name", "engine"], ["m", "0"]
     clients = {}
-    for f in VLLM_FAMILIES:
+    for f in families_for("v1"):
         names = [*base, f.label] if f.label else base
         if f.kind == "counter":
             clients[f.key] = Counter(f.key, f.help, names, registry=registry)
@@ -172,7 +172,7 @@ def test_the_text_is_what_prometheus_client_would_print_for_the_same_values():
             if f.key == "vllm:engine_sleep_state" and value == "awake":
                 child.set(1)
     for _ in range(2000):
-        f = rng.choice(VLLM_FAMILIES)
+        f = rng.choice(families_for("v1"))
         label = rng.choice(f.values_for("v1")) if f.label else None
         child = clients[f.key].labels(*base_values, *([label] if label else []))
         x = rng.choice([0.0, 0.004, 1.0, 3.0, 250.0, 4096.0, rng.random() * 100])
