@@ -242,10 +242,13 @@ def main() -> None:
     if not args.skip_speed:
         native = {name: on_grid(series, None) for name, series in load_series(args.traces).items()}
         tiers = speed_tiers(native, 10, 14)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         forecast_many(tiers, settings)
-        elapsed = time.perf_counter() - started
-        print(f"speed: 10 tiers x 14 days at 5 min, sequential: {elapsed:.2f} s (target <= 10 s)")
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        print(
+            f"speed: 10 tiers x 14 days at 5 min, sequential: {elapsed:.2f} s wall, {cpu:.2f} s CPU "
+            f"(target <= 10 s; CPU time is what a shared machine does not hide)"
+        )
 
 
 if __name__ == "__main__":
