@@ -65,8 +65,8 @@ def _times(start: float, end: float, step: float) -> Iterator[float]:
 
 
 def batch_history(run: BatchRun, start: float, end: float, step: float = 60.0, instance: str = "") -> str:
-    """OpenMetrics text of the run's engines over [start, end]. Counters restart from the first day's total at
-    each window (a run's items are counted once: the counter keeps what earlier runs did)."""
+    """OpenMetrics text of the run's engines over [start, end]. The counters carry what earlier runs did and grow
+    with each run's items (a counter never drops), starting at what the run in progress at `start` had done."""
     job = run.job
     prompt, output = job.input_tokens_per_run / job.items, job.output_tokens_per_run / job.items
     stamps = list(_times(start, end, step))

@@ -11,6 +11,8 @@ from monitor.measurements.model import LoadPoint, Readings, TierReadings
 from monitor.observe.model import TierObservation
 from monitor.plan.model import Plan, Tier
 from monitor.queries import (
+    KV_USAGE_MAX,
+    REPLICAS_DOWN,
     REQUEST_RATE,
     REQUEST_RATE_PER_REPLICA,
     TPOT_P50,
@@ -33,7 +35,7 @@ _RATE_WINDOW = "5m"
 _HISTORY: dict[str, Query] = {
     "per_replica": REQUEST_RATE_PER_REPLICA, "rate": REQUEST_RATE, "gpus": GPUS_NOW,
     "ttft50": TTFT_P50, "ttft95": TTFT_P95, "ttft99": TTFT_P99,
-    "tpot50": TPOT_P50, "tpot95": TPOT_P95, "tpot99": TPOT_P99,
+    "tpot50": TPOT_P50, "tpot95": TPOT_P95, "tpot99": TPOT_P99, "down": REPLICAS_DOWN, "kv": KV_USAGE_MAX,
 }  # fmt: skip
 # Labels of vllm:cache_config_info that say where a series came from, not how the engine was configured.
 _TARGET_LABELS = {"__name__", "job", "instance", "pod", "namespace", "tier", "engine", "service", "container"}
@@ -84,7 +86,7 @@ def _points(history: Mapping[str, dict[float, float]], sized_per_replica: float)
         ttft = (history["ttft50"].get(t), history["ttft95"].get(t), history["ttft99"].get(t))
         tpot = (history["tpot50"].get(t), history["tpot95"].get(t), history["tpot99"].get(t))
         out.append(LoadPoint(t, per_replica / sized_per_replica, ttft, tpot, history["rate"].get(t),
-                             history["gpus"].get(t)))  # fmt: skip
+                             history["gpus"].get(t), history["down"].get(t), history["kv"].get(t)))  # fmt: skip
     return out
 
 

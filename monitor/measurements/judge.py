@@ -160,13 +160,15 @@ def _failures(plan: Plan, sizing: PlanSizing, tier: Tier, r: TierReadings, readi
     down = r.replicas_down_max.value
     if down is not None and down > 0:
         found += 1
-        evidence.append(f"one replica down: up to {down:g} replica(s) down at once")
+        evidence.append(f"one replica down: up to {down:g} replica(s) down at once; " + _meanwhile(
+            plan, tier, [p for p in r.load if p.replicas_down]))  # fmt: skip
     else:
         evidence.append("one replica down: not seen" + ("" if down is not None else f" ({r.replicas_down_max.reason})"))
     kv, preempt = obs.kv_occupancy_max.value, obs.preemption_rate.value
     if kv is not None and preempt is not None and kv >= 0.99 and preempt > 0:
         found += 1
-        evidence.append(f"cache full: KV at {kv:.0%} with {preempt:.3g} preemptions/s")
+        full = [p for p in r.load if p.kv_max is not None and p.kv_max >= 0.99]
+        evidence.append(f"cache full: KV at {kv:.0%} with {preempt:.3g} preemptions/s; " + _meanwhile(plan, tier, full))
     else:
         evidence.append("cache full: not seen")
     found += _long_prompt(tier, r, evidence)
@@ -177,6 +179,17 @@ def _failures(plan: Plan, sizing: PlanSizing, tier: Tier, r: TierReadings, readi
         evidence.append("rolling deploy: no pod started in the window")
     evidence.append(_slo_meanwhile(r, readings))
     return _by_count(found, 4), evidence, {"replicas_down_max": down, "prompts_over_100k": r.prompts_over_100k.value}
+
+
+def _meanwhile(plan: Plan, tier: Tier, points: Sequence[LoadPoint]) -> str:
+    """What the SLO did while it lasted: the mean of each step's p95 against the tier's SLO."""
+    if not points:
+        return "the SLO meanwhile: no history step caught it"
+    ttft, tpot = _mean([p.ttft[1] for p in points]), _mean([p.tpot[1] for p in points])
+    slo_ttft, slo_tpot = plan.slo_for(tier)
+    parts = [f"{name} p95 {format_seconds(v)} (SLO {format_seconds(slo)})"
+             for name, v, slo in (("TTFT", ttft, slo_ttft), ("TPOT", tpot, slo_tpot)) if v is not None]  # fmt: skip
+    return f"meanwhile ({len(points)} steps): " + (", ".join(parts) or "latency unknown")
 
 
 def _long_prompt(tier: Tier, r: TierReadings, evidence: list[str]) -> int:

@@ -57,6 +57,8 @@ class LoadPoint:
     tpot: tuple[float | None, float | None, float | None]
     requests_per_second: float | None = None
     gpus: float | None = None
+    replicas_down: float | None = None
+    kv_max: float | None = None
 
 
 _NOT_READ = Measurement.unknown("not read")

@@ -77,7 +77,8 @@ def test_results_are_written_down_with_dates_engine_and_hardware(
     assert "cache_dtype=" in item["engine"] and "H100" in item["hardware"]
     assert any(e.startswith("1x (") for e in item["evidence"])
     down = record[("failure-behaviour", "copilot")]
-    assert "one replica down: up to 1 replica(s) down at once" in down["evidence"]
+    [seen] = [e for e in down["evidence"] if e.startswith("one replica down: up to 1 replica(s) down at once")]
+    assert "meanwhile (" in seen and "TTFT p95" in seen, "what the SLO did while the replica was down"
 
 
 def test_the_record_outlives_retention_in_the_state_file(prom: PrometheusProcess, tmp_path: Path) -> None:
