@@ -26,21 +26,7 @@ class Calibration:
     source: str  # a sentence: which was used and why
 
 
-def calibrate(
-    plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings, carried: float | None = None
-) -> Calibration:
-    """The observed over the modelled tokens/s at the observed batch; when the batch is too small to say, the
-    `carried` factor of an earlier evaluation stays (dropping it would flip capacity each time scaling up
-    shrinks the batch per replica below the gate, and back)."""
-    found = _calibrate(plan, tier, obs, settings)
-    if found.factor == 1.0 and found.source.startswith("sizing model") and carried is not None:
-        return Calibration(
-            carried, f"calibrated earlier on production (kept: {found.source.removeprefix('sizing model ')})"
-        )
-    return found
-
-
-def _calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings) -> Calibration:
+def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings) -> Calibration:
     base = capacity_table(plan, tier, 1.0)  # the sizing model at the plan's efficiencies and its SLO batch
     model, slo_batch = base.model, base.batch
     batch, tps = obs.batch_per_replica.value, obs.output_tokens_per_second_per_replica.value

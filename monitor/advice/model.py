@@ -36,12 +36,10 @@ class AdviceSettings:
 
 @dataclass(frozen=True)
 class AdviceState:
-    """Carried from one evaluation to the next: when demand first fell below current capacity, the last
-    recommendation, and the last calibration production gave (kept while the batch is too small to give one)."""
+    """Carried from one evaluation to the next: when demand first fell below current capacity."""
 
     low_since: float | None = None
     last_recommended: int | None = None
-    calibration: float | None = None
 
 
 class Action(StrEnum):

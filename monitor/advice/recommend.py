@@ -60,7 +60,7 @@ def advise_tier(
     demand = obs.demand_rate if obs.demand_rate.known else obs.request_rate
     if demand.value is None or obs.replicas_ready.value is None:
         return _hold_stale(plan, tier, obs.replicas_ready, demand, state)
-    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings, state)
+    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings)
     return _decide(plan, tier, obs, a, state, now, settings)
 
 
@@ -73,10 +73,9 @@ def _assess(
     business: tuple[bool, ...] | None,
     now: float,
     settings: AdviceSettings,
-    state: AdviceState,
 ) -> _Assessment:
     current = int(obs.replicas_ready.value or 0)
-    cal = calibrate(plan, tier, obs, settings, state.calibration)
+    cal = calibrate(plan, tier, obs, settings)
     table = capacity_table(plan, tier, cal.factor)
     needed_now = table.replicas_for(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
@@ -185,13 +184,8 @@ def _decide(
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
         capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
-        state=AdviceState(low_since=low_since, last_recommended=recommended, calibration=_carried(a, state)),
+        state=AdviceState(low_since=low_since, last_recommended=recommended),
     )  # fmt: skip
-
-
-def _carried(a: _Assessment, state: AdviceState) -> float | None:
-    """The calibration the next evaluation keeps when its own batch is too small to calibrate on."""
-    return a.calibration.factor if a.calibration.source.startswith("calibrated") else state.calibration
 
 
 def _hysteresis(
@@ -237,6 +231,5 @@ def _hold_stale(
         capacity_source="none (no data)", calibration=1.0, requests_per_second_per_replica=0.0, needed_now=None,
         needed_at_forecast_peak=None, floor=tier.replicas.min, schedule=(), explanation=(f"unknown: {why}",),
         warnings=(), gpus_per_replica=tier.tensor_parallel, gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu],
-        demand_rps=None, capacity_rps_now=None,
-        state=AdviceState(low_since=None, last_recommended=held, calibration=state.calibration),
+        demand_rps=None, capacity_rps_now=None, state=AdviceState(low_since=None, last_recommended=held),
     )  # fmt: skip

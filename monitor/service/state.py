@@ -76,20 +76,12 @@ CREATE TABLE IF NOT EXISTS advice_state (
     tier TEXT PRIMARY KEY,
     low_since REAL,
     last_recommended INTEGER,
-    updated_at REAL NOT NULL,
-    calibration REAL
+    updated_at REAL NOT NULL
 );
 """
 log = logging.getLogger("planwatch.state")
 MAX_ACKS_PER_EPISODE = 100
 _EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence"
-
-
-def _add_missing_columns(db: sqlite3.Connection) -> None:
-    """A state file from before advice_state.calibration gets the column (NULL: no calibration carried)."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(advice_state)")}
-    if "calibration" not in columns:
-        db.execute("ALTER TABLE advice_state ADD COLUMN calibration REAL")
 
 
 class NoOpenEpisode(LookupError):
@@ -144,7 +136,6 @@ class StateStore:
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")
             db.executescript(_SCHEMA)
-            _add_missing_columns(db)
             db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.Error:
             db.close()
@@ -199,11 +190,10 @@ class StateStore:
                 )
             for tier, s in advice.items():
                 db.execute(
-                    "INSERT INTO advice_state (tier, low_since, last_recommended, updated_at, calibration) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
+                    "INSERT INTO advice_state VALUES (?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
                     "low_since = excluded.low_since, last_recommended = excluded.last_recommended, "
-                    "updated_at = excluded.updated_at, calibration = excluded.calibration",
-                    (tier, s.low_since, s.last_recommended, now, s.calibration),
+                    "updated_at = excluded.updated_at",
+                    (tier, s.low_since, s.last_recommended, now),
                 )
 
     def open_episodes(self) -> list[Episode]:
@@ -220,8 +210,8 @@ class StateStore:
         return [_episode(row) for row in rows]
 
     def advice_states(self) -> dict[str, AdviceState]:
-        rows = self._query("SELECT tier, low_since, last_recommended, calibration FROM advice_state")
-        return {tier: AdviceState(low, last, cal) for tier, low, last, cal in rows}
+        rows = self._query("SELECT tier, low_since, last_recommended FROM advice_state")
+        return {tier: AdviceState(low_since=low, last_recommended=last) for tier, low, last in rows}
 
     # Acknowledgements: who knows about an episode. They hide nothing.
 
