@@ -150,7 +150,7 @@ def _with_history_holds(ctx: JobContext, inputs: EvaluationInputs, ev: Evaluatio
     window = ctx.settings.observation_window
     try:
         held = held_in_history(ctx.collector, ctx.plan, inputs.now, window, new, ctx.sizing)
-    except unreachable_errors() as exc:
+    except PrometheusUnreachable as exc:
         log.warning("reading trigger history failed, new triggers start pending: %s", _reason(exc))
         return ev
     return evaluate(replace(inputs, held_before=held)) if held else ev

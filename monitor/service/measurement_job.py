@@ -9,7 +9,8 @@ import logging
 from monitor.collector import PrometheusCollector
 from monitor.measurements import Item, judge_plan, merge_record
 from monitor.measurements.collect import read_measurements
-from monitor.service.jobs import JobContext, unreachable_errors
+from monitor.service.jobs import JobContext
+from monitor.source import PrometheusUnreachable
 
 __all__ = ["run_measurements"]
 
@@ -28,7 +29,7 @@ def run_measurements(ctx: JobContext) -> list[Item] | None:
                                      evals=ctx.store.evals())  # fmt: skip
         items = merge_record(ctx.store.measurement_record(), judge_plan(ctx.plan, ctx.sizing, readings))
         ctx.store.save_measurement_record(items, now)
-    except unreachable_errors() as exc:
+    except PrometheusUnreachable as exc:
         log.warning("measurement record not refreshed: %s", exc)
         return None
     except Exception:

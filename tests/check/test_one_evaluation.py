@@ -1,13 +1,13 @@
 """check, report and serve make one evaluation: on the same Prometheus history they give the same advice.
 
 History: three days of the support copilot with traffic 40% above its planned peak (fleetsim backfill,
-60-second steps, the planned 3 replicas) ending at 07:30 New York on a Tuesday, half an hour before the business
-morning ramps demand up, served by a real Prometheus; once with the plan's 10-minute cold start, once with
-replicas that take 20 minutes. All three fit the demand forecast on that history with the same defaults, so the
-advice plans on the same ramp: hold the 3 replicas now (demand is low before the morning), and a schedule that
-starts a fourth early enough for its observed cold start plus the margin before the peak needs it. The service
-is checked twice: its jobs driven one by one, and its own scheduler running them. `check --no-forecast` is the
-reactive baseline and says so.
+60-second steps, the planned replicas: 4 since the step physics sized the copilot) ending at 07:30 New York
+on a Tuesday, half an hour before the business morning ramps demand up, served by a real Prometheus; once
+with the plan's 10-minute cold start, once with replicas that take 20 minutes. All three fit the demand
+forecast on that history with the same defaults, so the advice plans on the same ramp: hold the planned
+replicas now (demand is low before the morning), and a schedule that starts one more early enough for its
+observed cold start plus the margin before the peak needs it. The service is checked twice: its jobs driven
+one by one, and its own scheduler running them. `check --no-forecast` is the reactive baseline and says so.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ pytestmark = pytest.mark.integration
 END = "2026-12-01T12:30:00Z"
 NOW = datetime.fromisoformat(END.replace("Z", "+00:00")).timestamp()
 TIER = "copilot"
+PLANNED = 4  # the copilot's planned replicas (examples/support-copilot.yaml)
 
 
 SCENARIOS = {"planned cold start": ("over-peak", 600.0), "slow cold start": ("over-peak,slow-cold-start", 1200.0)}
@@ -151,16 +152,16 @@ def test_check_report_and_serve_give_the_same_advice(history: tuple[str, float],
     checked = _check(url)
     advice = _check_advice(checked)
     assert checked["forecast"]["enabled"] and TIER in checked["forecast"]["models"]
-    assert (advice["recommended"], advice["action"]) == (3, "hold")
+    assert (advice["recommended"], advice["action"]) == (PLANNED, "hold")
     rec = next(t for t in checked["tiers"] if t["name"] == TIER)["recommendation"]
     [step] = rec["schedule"]
-    assert step["replicas"] == 4 and step["needed_at"] > NOW
+    assert step["replicas"] == PLANNED + 1 and step["needed_at"] > NOW
     assert step["cold_start_seconds"] == pytest.approx(cold_start, rel=0.1)
     assert step["by"] == pytest.approx(step["needed_at"] - step["cold_start_seconds"] - step["margin_seconds"])
     assert _serve_advice(url, tmp_path / "driven") == advice
     assert _scheduled_advice(url, tmp_path / "scheduled") == advice
     tables = _report_tables(url, tmp_path / "report.html")
-    assert [int(row[0]) for row in tables["scale to|by"]] == [4]
+    assert [int(row[0]) for row in tables["scale to|by"]] == [PLANNED + 1]
     assert tables["tier|$/h now"][0][2] == f"${rec['cost_per_hour_usd_recommended']:,.2f}"
 
 
