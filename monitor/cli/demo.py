@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 
 
 # The demo runs the plan that sizing says holds, so each scenario's effect stands out against a quiet fleet.
-DEFAULT_PLAN = Path("examples/capstone-revised.yaml")
+DEFAULT_PLAN = Path("examples/capstone-resized.yaml")
 # Demo-level scenarios that change the plan rather than reality: name -> (plan, fleetsim scenario, the story).
 PLAN_SCENARIOS = {
     "before-sizing": (

@@ -214,7 +214,7 @@ def test_the_set_up_writes_the_served_plan_its_rules_only_and_history(tmp_path: 
     folders = {name: tmp_path / name for name in ("STATE", "RULES", "TSDB")}
     for folder in folders.values():
         folder.mkdir()
-    env = {**os.environ, **{k: str(v) for k, v in folders.items()}, "PLAN": "examples/capstone-revised.yaml",
+    env = {**os.environ, **{k: str(v) for k, v in folders.items()}, "PLAN": "examples/capstone-resized.yaml",
            "DAYS": "0.05", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
     done = subprocess.run(["sh", str(REPO / "deploy" / "compose" / "setup.sh")], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip

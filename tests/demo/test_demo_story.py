@@ -110,7 +110,7 @@ def _not_blank(png: Path) -> None:
 
 def test_the_tour_tells_the_story_of_the_plan_it_serves(demo: Demo) -> None:
     served = demo.workdir / "plan.yaml"
-    assert "plan examples/capstone-revised.yaml" in demo.tour and "sizing says holds" in demo.tour
+    assert "plan examples/capstone-resized.yaml" in demo.tour and "sizing says holds" in demo.tour
     assert f"planwatch check {served}" in demo.tour and f"planwatch report {served}" in demo.tour
     assert "examples/capstone.yaml --prometheus" not in demo.tour
     alerts = re.search(r"alerts: (http://\S+?)\)", demo.tour)
