@@ -4,14 +4,14 @@ the Prometheus query API that records request headers (for header/auth plumbing 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qs, urlparse
 
 from prometheus_client import CollectorRegistry, start_http_server
+
+from tests.harness.loopback import LoopbackServer
 
 __all__ = ["ApiStub", "Exporter"]
 
@@ -49,7 +49,7 @@ def _vector_one(path: str, params: dict[str, list[str]]) -> tuple[int, dict[str,
         {"metric": {}, "value": [ts, "1"]}]}}  # fmt: skip
 
 
-class ApiStub:
+class ApiStub(LoopbackServer):
     """Answers like /api/v1/query (a vector of 1, or whatever `responder` says) and keeps every request's
     path, query parameters and headers in `requests`."""
 
@@ -73,25 +73,4 @@ class ApiStub:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        super().__init__(Handler)

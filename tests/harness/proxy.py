@@ -6,16 +6,17 @@ from __future__ import annotations
 import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.harness.loopback import LoopbackServer
 
 __all__ = ["RecordingProxy"]
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "host", "content-length", "accept-encoding"}
 
 
-class RecordingProxy:
+class RecordingProxy(LoopbackServer):
     """Forwards GET and POST to `upstream`; `requests` holds (method, path, headers) of each one."""
 
     def __init__(self, upstream: str) -> None:
@@ -50,25 +51,4 @@ class RecordingProxy:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        super().__init__(Handler)

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.harness.loopback import LoopbackServer
 
 __all__ = ["ReplayExporter", "advance"]
 
@@ -41,7 +41,7 @@ def advance(text: str, factor: float) -> str:
     return "\n".join(out) + "\n"
 
 
-class ReplayExporter:
+class ReplayExporter(LoopbackServer):
     """Serves `text` at /metrics; cumulative values are the recorded ones x (1 + seconds since start / `period`),
     so each grows at (recorded value / `period`) per second."""
 
@@ -62,21 +62,4 @@ class ReplayExporter:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.target = f"127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        super().__init__(Handler)
