@@ -18,8 +18,10 @@ unknown with its reason.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -168,19 +170,26 @@ class PrometheusCollector:
     min_requests: int = 50
     recording_rules: bool = True  # read recorded `tier:*` series where they are present and fresh
     min_history_share: float = MIN_HISTORY_SHARE  # long-window statistics need this share of the window
+    # The whole collection's bound (the source's configured timeout): queries still running past it end the
+    # cycle as "Prometheus unreachable", however many there are, rather than taking timeout x queries / workers.
+    cycle_timeout: float | None = None
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
         ends the collection at once: the queries still queued are cancelled, not retried one by one."""
+        ends = time.monotonic() + self.cycle_timeout if self.cycle_timeout else None
         probe = check_health(self.source)  # one cheap query first, not a fan-out of doomed ones
         if not probe.reachable:
             raise PrometheusUnreachable(probe.url, probe.reason)
         pool = ThreadPoolExecutor(max_workers=self.workers)
         try:
-            modes = self._modes(plan, now, pool)
+            modes = {name: self._within(f, ends) for name, f in self._modes(plan, now, pool).items()}
             fetched = {t.name: self._fetch(t, window, now, pool, modes[t.name]) for t in plan.tiers}
-            rates = self._rate_histories(plan, now, pool, modes)
-            values = {name: {k: f.result() for k, f in futures.items()} for name, futures in fetched.items()}
+            pending = self._rate_histories(plan, now, pool, modes)
+            values = {n: {k: self._within(f, ends) for k, f in futures.items()} for n, futures in fetched.items()}
+            rates: dict[str, dict[str, list[float | None]]] = {
+                res: {n: self._within(f, ends) for n, f in by_tier.items()} for res, by_tier in pending.items()
+            }
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -196,10 +205,22 @@ class PrometheusCollector:
         observed = {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
         return with_batch_readings(self.source, plan, now, observed)
 
-    def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, _Mode]:
+    def _within(self, future: Future[Any], ends: float | None) -> Any:
+        """The future's result, waited for until the cycle's deadline at most."""
+        if ends is None:
+            return future.result()
+        try:
+            return future.result(timeout=max(0.0, ends - time.monotonic()))
+        except FutureTimeout:
+            raise PrometheusUnreachable(
+                self.source.url,
+                f"the evaluation's queries did not all answer within the configured timeout "
+                f"({self.cycle_timeout:g}s); raise the timeout for a slow or large Prometheus",
+            ) from None
+
+    def _modes(self, plan: Plan, now: float, pool: ThreadPoolExecutor) -> dict[str, Future[_Mode]]:
         """Per tier: are its recorded series fresh, and since when do they reach back?"""
-        futures = {t.name: pool.submit(self._mode, t.label_selector, now, self.long_window) for t in plan.tiers}
-        return {name: future.result() for name, future in futures.items()}
+        return {t.name: pool.submit(self._mode, t.label_selector, now, self.long_window) for t in plan.tiers}
 
     def _mode(self, selector: Mapping[str, str], now: float, span: str) -> _Mode:
         if not self.recording_rules:
@@ -246,7 +267,7 @@ class PrometheusCollector:
 
     def _rate_histories(
         self, plan: Plan, now: float, pool: ThreadPoolExecutor, modes: Mapping[str, _Mode]
-    ) -> dict[str, dict[str, list[float | None]]]:
+    ) -> dict[str, dict[str, Future[list[float | None]]]]:
         """Each tier's request rate over the long window at 5-minute and 1-minute resolution (fleet peaks)."""
         start = now - parse_duration(self.long_window)
         futures = {
@@ -256,9 +277,9 @@ class PrometheusCollector:
             for expr in [recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
                          else q.REQUEST_RATE.for_tier(t.label_selector, window=res)]
         }  # fmt: skip
-        out: dict[str, dict[str, list[float | None]]] = {"5m": {}, "1m": {}}
+        out: dict[str, dict[str, Future[list[float | None]]]] = {"5m": {}, "1m": {}}
         for (res, name), future in futures.items():
-            out[res][name] = future.result()
+            out[res][name] = future
         return out
 
     def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:

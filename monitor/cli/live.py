@@ -90,7 +90,8 @@ def evaluate_live(
 ) -> LiveEvaluation:
     """Collect the observations over `window` ending at `now`, fit the forecasts (unless `windows` is None)
     and evaluate once. An unreachable Prometheus or a refused query exits with status 3."""
-    collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
+    collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules,
+                                    cycle_timeout=source.settings.timeout)  # fmt: skip
     with exit_on_prometheus_errors(source.settings.url):
         observations = collector.collect(plan, now, window)
         fitted = fit_outlooks(collector, plan, now, windows) if windows is not None else None

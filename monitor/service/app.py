@@ -91,7 +91,8 @@ class Services:
 def default_collector(settings: Settings) -> Collector:
     """The Prometheus-backed collector (`monitor.collector` over the `monitor.source` adapter)."""
     source = source_from_settings(settings.prometheus)
-    return PrometheusCollector(source, long_window=settings.long_window, recording_rules=settings.recording_rules)
+    return PrometheusCollector(source, long_window=settings.long_window, recording_rules=settings.recording_rules,
+                               cycle_timeout=settings.prometheus.timeout)  # fmt: skip
 
 
 def _closer(collector: Collector) -> Callable[[], None]:

@@ -3,7 +3,9 @@ a tenant gateway (Mimir, Thanos, an auth proxy) sits in front of Prometheus."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler
@@ -17,9 +19,10 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "host", "content
 
 
 class RecordingProxy(LoopbackServer):
-    """Forwards GET and POST to `upstream`; `requests` holds (method, path, headers) of each one."""
+    """Forwards GET and POST to `upstream`, each after `delay` seconds (a Prometheus that answers, slowly);
+    `requests` holds (method, path, headers) of each one."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, delay: float = 0.0) -> None:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self._lock = threading.Lock()
         proxy = self
@@ -29,6 +32,7 @@ class RecordingProxy(LoopbackServer):
                 headers = dict(self.headers.items())
                 with proxy._lock:
                     proxy.requests.append((self.command, self.path, headers))
+                time.sleep(delay)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 sent = {k: v for k, v in headers.items() if k.lower() not in _HOP_BY_HOP}
@@ -39,6 +43,12 @@ class RecordingProxy(LoopbackServer):
                 except urllib.error.HTTPError as exc:
                     status, raw, kind = exc.code, exc.read(), exc.headers.get("Content-Type")
                     exc.close()
+                except urllib.error.URLError as exc:  # upstream gone (a test's Prometheus already stopped)
+                    status, raw, kind = 502, str(exc.reason).encode(), "text/plain"
+                with contextlib.suppress(OSError):  # the client gave up waiting (a deadline passed)
+                    self._answer(status, raw, kind)
+
+            def _answer(self, status: int, raw: bytes, kind: str | None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", kind or "application/json")
                 self.send_header("Content-Length", str(len(raw)))
