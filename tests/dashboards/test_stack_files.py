@@ -220,12 +220,12 @@ def test_the_set_up_writes_the_served_plan_its_rules_only_and_history(tmp_path: 
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     plan = yaml.safe_load((folders["STATE"] / "plan.yaml").read_text())
-    assert plan["name"] == "codebase-assistant-revised"
+    assert plan["name"] == "codebase-assistant-resized"
     assert plan["workload"]["business_hours"]["timezone"].startswith("Etc/GMT")
     assert sorted(p.name for p in folders["RULES"].iterdir()) == ["alerts-planwatch.yml", "plan-slo.yml",
                                                                   "recording.yml"]  # fmt: skip
     slo = (folders["RULES"] / "plan-slo.yml").read_text()
-    assert "codebase-assistant-revised" in slo and "plan: codebase-assistant\n" not in slo
+    assert "codebase-assistant-resized" in slo and "plan: codebase-assistant\n" not in slo
     assert "http://alert-receiver:9095/alerts/page" in (folders["STATE"] / "alertmanager.yml").read_text()
     assert any(folders["TSDB"].iterdir()) and (folders["STATE"] / "fleet-state.json").is_file()
     again = subprocess.run(["sh", str(REPO / "deploy" / "compose" / "setup.sh")], cwd=REPO, env=env,
