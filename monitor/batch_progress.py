@@ -12,11 +12,15 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.batch import BatchJob, current_run
 from monitor.plan.model import FLEET, Plan
 
-__all__ = ["BatchProgress", "batch_key", "batch_progress"]
+__all__ = ["BATCH_READINGS", "BatchProgress", "batch_key", "batch_progress"]
+
+
+# Every batch reading's key in an observation's `extra` starts with this (a trigger declares it as its input).
+BATCH_READINGS = "batch_job:"
 
 
 def batch_key(job: str, reading: str) -> str:
-    return f"batch_job:{job}:{reading}"
+    return f"{BATCH_READINGS}{job}:{reading}"
 
 
 @dataclass(frozen=True)

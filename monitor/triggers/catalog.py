@@ -4,6 +4,7 @@ condition, window, hold time, severity, mitigation (the seeds' levers) and when 
 
 from __future__ import annotations
 
+from monitor.batch_progress import BATCH_READINGS
 from monitor.drift import Status
 from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
@@ -357,8 +358,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         5,
         "Add replicas to the job's pool for the rest of the window; move the run to a batch API; start it earlier",
         "Revisit when runs keep finishing late: re-size the job (planwatch size) with its measured tokens/s",
-        # A job's progress is keyed by the job's name in the observation's extras, which Needs cannot name yet.
-        (batch_misses_deadline, Needs()),
+        (batch_misses_deadline, Needs(extras=(BATCH_READINGS,))),
     ),
     _def(
         "batch-traffic-on-online-tier",
@@ -369,7 +369,7 @@ CATALOG: tuple[TriggerDef, ...] = (
         5,
         "Point the job at its own pool or the batch API; if it must share, confine it to the tier's quiet hours",
         "Revisit when offline work keeps reaching online replicas: price it on batch, not on the online deployment",
-        (batch_on_online_tier, Needs()),
+        (batch_on_online_tier, Needs(extras=(BATCH_READINGS,))),
     ),
 )
 

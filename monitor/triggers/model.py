@@ -98,6 +98,7 @@ class Needs:
     measurements: tuple[str, ...] = ()  # observation fields (`kv_occupancy_max`)
     bad_fractions: tuple[str, ...] = ()  # SLO shares per window (`ttft:1h`); absent counts as unknown
     ramp: bool = False  # the forecast ramp ahead against current capacity
+    extras: tuple[str, ...] = ()  # key prefixes of readings in `extra` (a batch job's, keyed by the job's name)
 
     def unknown(self, tier: TierInputs) -> tuple[str, ...]:
         """The names of the inputs that are unknown on this tier now."""
@@ -108,6 +109,9 @@ class Needs:
         out += [f"bad_fraction:{k}" for k in self.bad_fractions if k not in obs.bad_fraction
                 or not obs.bad_fraction[k].known]  # fmt: skip
         out += ["ramp (no forecast or no current capacity)"] if self.ramp and not tier.ramp_judged else []
+        for prefix in self.extras:  # none read at all is as unknown as one read without a value
+            readings = [m for key, m in obs.extra.items() if key.startswith(prefix)]
+            out += [f"{prefix}*"] if not readings or not all(m.known for m in readings) else []
         return tuple(out)
 
 

@@ -50,7 +50,15 @@ UNKNOWING: dict[str, tuple[str, dict[str, Any], bool]] = {
     "tpot-slo-burn-ticket": ("copilot", {"bad_fraction": _bad("tpot")}, False),
     "availability-burn-page": ("copilot", {"bad_fraction": _bad("errors")}, False),
     "availability-burn-ticket": ("copilot", {"bad_fraction": _bad("errors")}, False),
+    "volume-below-dedicated-breakeven": ("copilot", {"tokens_rate_long": UNKNOWN}, False),
+    "volume-above-dedicated-breakeven": ("copilot", {"tokens_rate_long": UNKNOWN}, False),
+    "batch-job-will-miss-deadline": (FLEET, {"extra": {"batch_job:nightly:done": UNKNOWN}}, False),
+    "batch-traffic-on-online-tier": ("copilot", {"extra": {"batch_job:nightly:rate": UNKNOWN}}, False),
 }
+# What the breakeven and batch triggers read, known: a week at the copilot's average volume on 12 GPUs (above
+# the breakeven), and a nightly job's readings (the plan runs no such job, so nothing fires on them).
+KNOWN = {"tokens_rate_long": Measurement.of(34_500.0, window="7d"), "gpus_mean_long": Measurement.of(12.0, window="7d")}
+JOB = {"batch_job:nightly:done": Measurement.of(1e6), "batch_job:nightly:rate": Measurement.of(0.0)}
 # Judged on posted evals only, which are stored: never unknown, so they resolve even with Prometheus away.
 JUDGED_ON_EVALS = ("quantization-quality-regression", "fallback-fails-eval")
 
@@ -63,8 +71,10 @@ def _held(trigger: str, tier: str) -> TriggerRecord:
 def _evaluate(previous: TriggerRecord, change: dict[str, Any], drop_forecast: bool) -> Evaluation:
     field = "fleet" if previous.tier == FLEET else "copilot"
     fleet_change = change if field == "fleet" else {}
-    observations = {"copilot": replace(copilot_observation(), **(change if field == "copilot" else {})),
-                    FLEET: replace(baseline_fleet_observation(PLAN), **fleet_change)}  # fmt: skip
+    copilot = replace(copilot_observation(), **KNOWN, extra={"batch_job:nightly:rate": JOB["batch_job:nightly:rate"]})
+    fleet = replace(baseline_fleet_observation(PLAN), extra=JOB)
+    observations = {"copilot": replace(copilot, **(change if field == "copilot" else {})),
+                    FLEET: replace(fleet, **fleet_change)}  # fmt: skip
     outlooks = {} if drop_forecast else {"copilot": FLAT}
     previous_triggers = {previous.key: previous}
     inputs = EvaluationInputs(PLAN, observations, NOW, outlooks, previous_triggers, evals=(PASSING_EVAL,))
