@@ -14,6 +14,7 @@ import uvicorn
 
 from fleetsim.cli import bind
 from fleetsim.fleet import Fleet, FleetOptions
+from fleetsim.scenarios import SLOW_TP
 from fleetsim.server import FileSD, SimClock, create_app
 
 from .helpers import START, tiny_plan
@@ -111,7 +112,7 @@ def test_a_failed_replica_answers_503_so_its_target_goes_down(served):
 def test_scenarios_change_at_run_time(served):
     client, fleet, _, _ = served
     assert client.post("/scenario", json={"scenarios": ["slow-tp", "bursty"]}).json()["scenarios"] == "slow-tp,bursty"
-    assert fleet.pods["fast-0"].replica.config.engine.bandwidth_efficiency == pytest.approx(0.7 * 0.7)
+    assert fleet.pods["fast-0"].replica.config.engine.bandwidth_efficiency == pytest.approx(0.7 * SLOW_TP)
     assert client.get("/fleet").json()["scenarios"] == "slow-tp,bursty"
 
 
