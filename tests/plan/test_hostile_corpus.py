@@ -128,7 +128,7 @@ def test_an_unexpected_error_has_its_own_exit_status(
     def crashing_app() -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "build_app", lambda: crashing_app)
+    monkeypatch.setattr(cli, "_app", lambda cls=None: crashing_app)  # the app `main` builds (lazily)
     with pytest.raises(SystemExit) as info:
         cli.main()
     assert info.value.code == 70

@@ -63,7 +63,8 @@ def test_the_nightly_job_is_priced_on_batch_apart_from_the_online_path(lexa: tup
 
 def test_the_gpu_count_is_a_range_with_its_benchmark(lexa: tuple[Plan, PlanSizing]) -> None:
     [r] = gpu_ranges(lexa[1])
-    assert r.low < r.expected < r.high and r.low % 4 == 0
+    # With the step physics the optimistic point is the expected one (24): the range spans the pessimistic side.
+    assert r.low <= r.expected < r.high and r.low % 4 == 0
     assert "at 1x, 2x and 3x the expected peak" in r.benchmark and "TP4" in r.benchmark
 
 
