@@ -42,15 +42,20 @@ def test_step7_with_the_seeds_numbers(value: float | None, expected: float, tole
     assert value == pytest.approx(expected, rel=tolerance)
 
 
-def test_the_copilot_plan_reaches_the_seeds_breakeven() -> None:
+# The step physics sizes the copilot at 4 TP4 replicas at peak (16 GPUs) where the seed has 3 (12): the same
+# volume and serverless price as the seed, a dedicated month of (16 x 6 + 4 x 18) x 30 x $4.00.
+SIZED_DEDICATED = (16 * 6 + 4 * 18) * 30 * 4.00
+
+
+def test_the_copilot_plan_reaches_the_seeds_volume_and_prices_its_own_sized_fleet() -> None:
     plan = load_plan(COPILOT)
     be = tier_breakeven(plan, size_plan(plan).tier("copilot"))
     assert be is not None
     assert (be.tokens_per_month, be.serverless_usd_per_month, be.dedicated_usd_per_month) == pytest.approx(
-        (SEED.tokens_per_month, SEED.serverless_usd_per_month, SEED.dedicated_usd_per_month), rel=1e-6
+        (SEED.tokens_per_month, SEED.serverless_usd_per_month, SIZED_DEDICATED), rel=1e-6
     )
     assert be.above
-    assert "peak 12 GPUs x 6 h + floor 4 GPUs x 18 h" in be.lines()[2]
+    assert "peak 16 GPUs x 6 h + floor 4 GPUs x 18 h" in be.lines()[2]
 
 
 def _c(**fields: Any) -> Constraints:
@@ -128,7 +133,7 @@ def test_size_prints_each_branch_and_the_breakeven_formula() -> None:
     assert "Offline work that tolerates hours of latency?" in result.output
     assert "monthly tokens = 15 req/s x 2,300 tok x 2.592e+06 s = 89.4 B tokens" in result.output
     assert "serverless     = 89,424 M x $0.90 per 1M tokens = $80,482/month" in result.output
-    assert "= $17,280/month" in result.output
+    assert "= $20,160/month" in result.output  # the sized fleet (SIZED_DEDICATED), not the seed's 12 GPUs
 
 
 def test_size_json_carries_the_walk() -> None:
@@ -137,4 +142,5 @@ def test_size_json_carries_the_walk() -> None:
     [surface] = json.loads(result.output)["surfaces"]
     assert surface["surface"] == "dedicated"
     assert [b["node"] for b in surface["branches"]] == ["A", "B", "C", "D"]
-    assert surface["breakeven"]["breakeven_tokens_per_month"] == pytest.approx(19.2e9, rel=0.01)
+    # $20,160 of GPU-hours at $0.90 per 1M tokens (the seed's 12 GPUs would give 19.2 B)
+    assert surface["breakeven"]["breakeven_tokens_per_month"] == pytest.approx(22.4e9, rel=0.01)
