@@ -20,6 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.harness.stack import require_binaries
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,8 +54,7 @@ def _until(what: str, probe: Callable[[], Any], timeout: float) -> Any:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    if shutil.which("prometheus") is None or shutil.which("prometheus-alertmanager") is None:
-        pytest.skip("needs Debian's prometheus and prometheus-alertmanager (make tools)")
+    require_binaries()  # fails, not skips, with the install instruction
     workdir = tmp_path_factory.mktemp("story") / "demo"
     argv = [sys.executable, "-m", "monitor", "demo", "--days", "0.3", "--hold-scale", "0.002",
             "--workdir", str(workdir)]  # fmt: skip
@@ -83,7 +84,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
 
 def _chromium(tmp_path: Path, url: str, name: str) -> tuple[Path, str]:
     """A screenshot and the rendered DOM (after scripts ran) of `url`, with a fresh profile each time."""
-    chromium = shutil.which("chromium") or pytest.skip("needs chromium (make tools)")
+    chromium = shutil.which("chromium") or pytest.fail("needs chromium: run `make tools`", pytrace=False)
     common = [chromium, *CHROMIUM_FLAGS, "--window-size=1280,1400", "--virtual-time-budget=10000"]
     shot = tmp_path / f"{name}.png"
     for i, extra in enumerate((f"--screenshot={shot}", "--dump-dom")):
