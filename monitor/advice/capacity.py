@@ -44,6 +44,11 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
     )
 
 
+# The largest count the search tries: past any fleet, so a demand no count can serve within the TTFT SLO ends
+# the search (an unbounded doubling reached counts whose Erlang C overflowed, in a 14-day replay).
+MAX_REPLICAS = 2**20
+
+
 class CapacityTable:
     """How much demand n replicas of a tier serve within both SLOs: min(n x requests/s per replica, the
     highest demand whose TTFT p95 estimate still meets the SLO). Computed lazily and remembered, since
@@ -70,6 +75,10 @@ class CapacityTable:
             return 1
         high = max(1, math.ceil(demand_rps / self.requests_per_second_per_replica))
         while self.capacity_of(high) < demand_rps:
+            if high >= MAX_REPLICAS:
+                # The TTFT bound stops growing with replicas (the step in flight alone nears the SLO): no
+                # count covers the demand. Past any plan's max, so the advice caps it and warns.
+                return high
             high *= 2
         low = 0  # capacity_of(low) < demand <= capacity_of(high)
         while high - low > 1:
