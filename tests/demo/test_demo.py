@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -40,17 +39,7 @@ def _running_under(workdir: Path) -> list[str]:
 
 
 def _until(what: str, probe: Callable[[], Any], timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-            if last:
-                return last
-        except (httpx.HTTPError, ValueError, KeyError):
-            pass
-        time.sleep(2)
-    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
+    return wait_for(probe, timeout, what, interval=2, ignoring=(httpx.HTTPError, ValueError, KeyError))
 
 
 @pytest.fixture

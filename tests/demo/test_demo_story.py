@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.harness.stack import require_binaries
+from tests.harness.stack import require_binaries, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -39,17 +38,7 @@ class Demo:
 
 
 def _until(what: str, probe: Callable[[], Any], timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-            if last:
-                return last
-        except (httpx.HTTPError, ValueError, KeyError):
-            pass
-        time.sleep(1)
-    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
+    return wait_for(probe, timeout, what, interval=1, ignoring=(httpx.HTTPError, ValueError, KeyError))
 
 
 @pytest.fixture(scope="module")

@@ -142,12 +142,22 @@ def api_query(url: str, expr: str, at: float | None = None) -> list[dict[str, An
     return result
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 15.0, what: str = "a condition", interval: float = 0.2) -> Any:
-    """Poll `check` until it returns something truthy; its last value otherwise fails the test."""
+def wait_for(
+    check: Callable[[], Any],
+    timeout: float = 15.0,
+    what: str = "a condition",
+    interval: float = 0.2,
+    ignoring: tuple[type[Exception], ...] = (),
+) -> Any:
+    """Poll `check` until it returns something truthy; its last value otherwise fails the test. Exceptions in
+    `ignoring` (a server still starting) count as not yet."""
     deadline = time.monotonic() + timeout
     value = None
     while time.monotonic() < deadline:
-        value = check()
+        try:
+            value = check()
+        except ignoring:
+            value = None
         if value:
             return value
         time.sleep(interval)
