@@ -36,6 +36,7 @@ from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.cost import GPUS_MEAN, TOKENS_RATE
 from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
+from monitor.queries.reproduce import fraction_over_expr, quantile_expr
 from monitor.queries.selector import Selector
 from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
@@ -134,6 +135,14 @@ _NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak
 Samples = list[tuple[dict[str, str], float]]
 
 
+@dataclass(frozen=True)
+class _Buckets:
+    """A bucket vector as fetched: the expression sent and the samples it answered."""
+
+    expr: str
+    samples: Samples
+
+
 def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h", probes: bool = True) -> int:
     """Fixed per tier, whatever the replica count: instant fields, data age, speculative decoding, one bucket vector per
     histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, the two
@@ -196,8 +205,8 @@ class PrometheusCollector:
         pool.shutdown()
         shares = {t.name: covered(rates["5m"][t.name]) for t in plan.tiers}
         tiers = {t.name: self._observation(plan, t, values[t.name], now, window, shares[t.name]) for t in plan.tiers}
-        prompt = {n: cast(Samples, v[("buckets", "prompt", window)]) for n, v in values.items()}
-        output = {n: cast(Samples, v[("buckets", "output", window)]) for n, v in values.items()}
+        prompt = {n: cast(_Buckets, v[("buckets", "prompt", window)]).samples for n, v in values.items()}
+        output = {n: cast(_Buckets, v[("buckets", "output", window)]).samples for n, v in values.items()}
         queries = {"prompt": q.PROMPT_TOKENS_BUCKETS.template, "output": q.OUTPUT_TOKENS_BUCKETS.template,
                    "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
@@ -262,8 +271,8 @@ class PrometheusCollector:
     def _value(self, expr: str, window: str, now: float) -> Measurement:
         return measurement(self.source.instant(expr, at=now), window=window)
 
-    def _samples(self, expr: str, now: float) -> Samples:
-        return [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples]
+    def _samples(self, expr: str, now: float) -> _Buckets:
+        return _Buckets(expr, [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples])
 
     def _rate_histories(
         self, plan: Plan, now: float, pool: ThreadPoolExecutor, modes: Mapping[str, _Mode]
@@ -322,7 +331,7 @@ class PrometheusCollector:
             age = self._absent(tier, age, now)
             values.update({k: age for k in ("replicas_up", "replicas_ready") if not values[k].known})
         values = speculative_decoding(values, spec)
-        requests = _requests_seen(cast(Samples, fetched[("buckets", "prompt", window)]), parse_duration(window))
+        requests = _requests_seen(cast(_Buckets, fetched[("buckets", "prompt", window)]).samples, parse_duration(window))
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
         for key in _PER_REQUEST:
             gated[key] = self._enough(gated[key], requests, window)
@@ -337,7 +346,7 @@ class PrometheusCollector:
         bad = {k.removeprefix("bad:"): v for k, v in gated.items() if k.startswith("bad:")}
         fields = {k: v for k, v in gated.items() if not k.startswith("bad:")}
         extra = {"spec_decode_tokens_per_step": spec} if spec.known else {}
-        buckets = {family: _bounds(cast(Samples, fetched[("buckets", family, window)])) for family in _TOKEN_FAMILIES}
+        buckets = {family: _bounds(fetched[("buckets", family, window)].samples) for family in _TOKEN_FAMILIES}
         base = TierObservation(tier=tier.name, evaluated_at=now, window=window, bad_fraction=bad, extra=extra,
                                token_buckets={k: v for k, v in buckets.items() if v})  # fmt: skip
         return replace(base, **cast(dict[str, Any], fields))
@@ -369,12 +378,14 @@ class PrometheusCollector:
 
 
 def _quantiles(tier: Tier, fetched: Mapping[tuple[str, ...], Any], window: str) -> dict[str, Measurement]:
-    """p50/p95/p99 from each histogram's bucket vector, exactly as histogram_quantile computes them."""
+    """p50/p95/p99 from each histogram's bucket vector, exactly as histogram_quantile computes them; each carries
+    the fetched bucket query aggregated to the one series it was computed as (`monitor.queries.reproduce`)."""
     out = {}
     for family, (_, fields) in _HISTOGRAMS.items():
-        groups = list(buckets_by_group(fetched[("buckets", family, window)]).values())
-        for field, (quantile, query) in fields.items():
-            expr = query.for_tier(tier.label_selector, window=window)
+        fetched_buckets: _Buckets = fetched[("buckets", family, window)]
+        groups = list(buckets_by_group(fetched_buckets.samples).values())
+        for field, (quantile, _) in fields.items():
+            expr = quantile_expr(quantile, fetched_buckets.expr, fetched_buckets.samples)
             value = merged_quantile(quantile, groups) if groups else None
             out[field] = (Measurement(value, expr, window) if value is not None
                           else Measurement.unknown("no observations in the window", expr, window))  # fmt: skip
@@ -384,14 +395,15 @@ def _quantiles(tier: Tier, fetched: Mapping[tuple[str, ...], Any], window: str) 
 def _bad_fractions(
     plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], windows: Sequence[str]
 ) -> dict[str, Measurement]:
-    """Share of requests over the tier's TTFT and TPOT thresholds per burn window (interpolated in-bucket)."""
+    """Share of requests over the tier's TTFT and TPOT thresholds per burn window (interpolated in-bucket), with
+    the PromQL that computes the same share from the fetched bucket vector."""
     thresholds = dict(zip(("ttft", "tpot"), plan.slo_for(tier), strict=True))
     out = {}
     for family, threshold in thresholds.items():
-        query = _HISTOGRAMS[family][0]
         for w in windows:
-            share = fraction_over_groups(fetched[("buckets", family, w)], threshold)
-            expr = query.for_tier(tier.label_selector, window=w)
+            fetched_buckets: _Buckets = fetched[("buckets", family, w)]
+            share = fraction_over_groups(fetched_buckets.samples, threshold)
+            expr = fraction_over_expr(fetched_buckets.expr, fetched_buckets.samples, threshold) or fetched_buckets.expr
             unknown = Measurement.unknown(share.reason or "no observations", expr, w)
             out[f"bad:{family}:{w}"] = Measurement(share.fraction, expr, w) if share.fraction is not None else unknown
     return out

@@ -1,0 +1,96 @@
+"""PromQL that reproduces a number derived from bucket vectors (pure): the query attached to the value.
+
+The collector fetches each histogram once per window as a bucket vector (`sum by (le, model_name) (...)`)
+and derives quantiles and SLO shares from it (`monitor.histogram`). The catalog's quantile query returns one
+series per model, so on a tier serving two models it does not give the stored number. What is attached
+instead is the fetched expression itself, aggregated as the value was:
+
+- `merged(expr, samples)`: the bucket vector with, for each histogram (model) whose highest finite bound is
+  below another's, its count at that bound repeated at every higher bound: `merged_quantile`'s convention
+  (its +Inf observations count as above every bound beyond its own). Histograms with the same bounds (one
+  vLLM version, the latency families) need nothing added: the expression is the fetched one.
+- `quantile_expr`: `histogram_quantile(q, sum by (le) (merged))`, which is `merged_quantile` exactly.
+- `fraction_over_expr`: the share above a threshold with the same in-bucket interpolation as
+  `monitor.histogram.fraction_over`, written as arithmetic on the counts at the bracketing bounds.
+
+Bucket lists that differ inside the range both cover (not one a prefix of the other) are read by
+interpolation in `monitor.histogram`, which PromQL cannot express; their query agrees to the interpolation
+only. vLLM's bucket lists are prefixes of one another (they are cut at max_model_len).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from monitor.histogram import bracket
+from monitor.queries.selector import quote, validate_label_name
+
+__all__ = ["fraction_over_expr", "merged", "quantile_expr"]
+
+Samples = Iterable[tuple[Mapping[str, str], float]]
+
+
+def _vector(labels: Mapping[str, str]) -> str:
+    """A one-sample vector carrying exactly `labels` (the right side of an `and on (...)` filter)."""
+    expr = "vector(1)"
+    for name, value in labels.items():
+        # label_replace expands `$` in its replacement: `$$` is a literal dollar.
+        expr = f'label_replace({expr}, "{validate_label_name(name)}", {quote(value.replace("$", "$$"))}, "", "")'
+    return expr
+
+
+def _bounds(samples: Samples) -> dict[tuple[tuple[str, str], ...], dict[float, str]]:
+    """Per histogram (the labels besides `le`): bound -> the `le` string Prometheus answered with."""
+    out: dict[tuple[tuple[str, str], ...], dict[float, str]] = {}
+    for labels, value in samples:
+        if "le" not in labels or math.isnan(value):
+            continue
+        key = tuple(sorted((k, v) for k, v in labels.items() if k != "le"))
+        out.setdefault(key, {})[float(labels["le"])] = labels["le"]
+    return out
+
+
+def merged(expr: str, samples: Samples) -> str:
+    """`expr` (a bucket vector), extended so that `sum by (le)` reads it as `merged_quantile` does."""
+    groups = _bounds(samples)
+    spelled = {le: s for bounds in groups.values() for le, s in bounds.items()}
+    union = sorted(le for le in spelled if math.isfinite(le))
+    parts = [expr]
+    for key, bounds in groups.items():
+        finite = [le for le in bounds if math.isfinite(le)]
+        if not finite:
+            continue
+        last = max(finite)
+        on = ", ".join(["le", *(k for k, _ in key)])
+        at_last = _vector({"le": bounds[last], **dict(key)})
+        for le in (x for x in union if x > last):
+            parts.append(f'label_replace(({expr}) and on ({on}) {at_last}, "le", {quote(spelled[le])}, "", "")')
+    return expr if len(parts) == 1 else " or ".join(f"({p})" for p in parts)
+
+
+def quantile_expr(q: float, expr: str, samples: Samples) -> str:
+    """The quantile of the tier's histograms together, as one series."""
+    return f"histogram_quantile({q}, sum by (le) ({merged(expr, samples)}))"
+
+
+def fraction_over_expr(expr: str, samples: Samples, threshold: float) -> str | None:
+    """The share of observations above `threshold`, as one series; None when the buckets cannot read it."""
+    groups = _bounds(samples)
+    spelled = {le: s for bounds in groups.values() for le, s in bounds.items()}
+    finite = [le for le in spelled if math.isfinite(le)]
+    total = next((s for le, s in spelled.items() if math.isinf(le)), None)
+    if not finite or total is None:
+        return None
+    br = bracket(threshold, finite)
+    if br.upper is None:
+        return None
+    full = merged(expr, samples)
+
+    def count(le: str) -> str:
+        return f"sum(({full}) and on (le) {_vector({'le': le})})"
+
+    upper, f = count(spelled[br.upper]), repr(br.fraction)
+    at = f"({upper}) * {f}" if br.lower == 0 else (
+        f"{count(spelled[br.lower])} + ({upper} - {count(spelled[br.lower])}) * {f}")  # fmt: skip
+    return f"clamp_min({count(total)} - ({at}), 0) / {count(total)}"
