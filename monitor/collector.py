@@ -331,7 +331,8 @@ class PrometheusCollector:
             age = self._absent(tier, age, now)
             values.update({k: age for k in ("replicas_up", "replicas_ready") if not values[k].known})
         values = speculative_decoding(values, spec)
-        requests = _requests_seen(cast(_Buckets, fetched[("buckets", "prompt", window)]).samples, parse_duration(window))
+        prompt: _Buckets = fetched[("buckets", "prompt", window)]
+        requests = _requests_seen(prompt.samples, parse_duration(window))
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
         for key in _PER_REQUEST:
             gated[key] = self._enough(gated[key], requests, window)

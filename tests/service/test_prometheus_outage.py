@@ -1,8 +1,19 @@
-"""Against a real Prometheus, with the scheduler running: stop Prometheus mid-run and start it again."""
+"""Against a real Prometheus, with the scheduler running: stop Prometheus mid-run and start it again.
+
+The live case reads an hour of the support copilot's fleetsim history through the product's collector
+(`default_collector`), the service's clock at the history's end (10:30 New York on a Tuesday, business
+hours): the recommendation is computed from what the fleet's vLLM and kube-state-metrics series say
+(4 ready replicas, the plan's; about 50 req/s of morning demand that 4 replicas serve, one more held as the
+floor of the coming peak), then held while Prometheus is down.
+"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +21,10 @@ import pytest
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from monitor.service.app import Services, build_services, default_collector
+from tests.check.test_scenarios import COPILOT, REPO
 from tests.harness.stack import wait_for
 from tests.service.conftest import ApiClient, make_settings
-from tests.service.prometheus import PROMETHEUS, free_port, prometheus_collector, running_prometheus
+from tests.service.prometheus import PROMETHEUS, free_port, running_prometheus
 
 pytestmark = [
     pytest.mark.integration,
@@ -39,23 +51,38 @@ def _until(check: Callable[[], Any], timeout: float = 30.0) -> Any:
     return wait_for(check, timeout, "the advisor to reach the state")
 
 
-def _serve(tmp_path: Path, url: str, real_collector: bool) -> Services:
+END = "2026-12-01T15:30:00Z"
+NOW = datetime.fromisoformat(END.replace("Z", "+00:00")).timestamp()
+
+
+def _serve(tmp_path: Path, url: str, timeout: float = 2, clock: Callable[[], float] = time.time) -> Services:
     settings = make_settings(tmp_path, evaluation_interval="1s", stale_after="1h",
-                             prometheus={"url": url, "timeout": 2, "retries": 0})  # fmt: skip
-    collector = default_collector(settings) if real_collector else prometheus_collector(url)
-    return build_services(settings, collector)
+                             prometheus={"url": url, "timeout": timeout, "retries": 0})  # fmt: skip
+    return build_services(settings, default_collector(settings), clock=clock)
+
+
+def _backfill(data: Path) -> None:
+    """An hour of the copilot fleet at its planned replicas, ending at END (fleetsim's direct block writer)."""
+    argv = [sys.executable, "-m", "fleetsim", "backfill", str(COPILOT), "--days", str(1 / 24), "--step", "15s",
+            "--end", END, "--prometheus-data", str(data)]  # fmt: skip
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
 
 
 def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_target: str) -> None:
-    """Demand and replicas come from Prometheus: the recommendation is live, then held, then live again."""
+    """Demand and replicas come from the fleet's history through the product's collector: the recommendation
+    is live, then held while Prometheus is down, then live again."""
+    _backfill(tmp_path / "data")
     with running_prometheus(tmp_path, fleet_target) as prometheus:
-        services = _serve(tmp_path, prometheus.url, real_collector=False)
+        services = _serve(tmp_path, prometheus.url, timeout=10, clock=lambda: NOW)
         api = ApiClient(services.app)
         services.start()
         try:
-            _until(lambda: _rec(api).get("stale") is False and api.get("/readyz").status_code == 200)
+            _until(lambda: _rec(api).get("stale") is False and api.get("/readyz").status_code == 200, timeout=60)
             before = _rec(api)
-            assert before["current_replicas"] == 3.0 and before["demand_rps"] == 30.0
+            assert before["current_replicas"] == 4.0
+            assert before["demand_rps"] == pytest.approx(50, rel=0.1)
+            assert (before["needed_now"], before["recommended_replicas"], before["action"]) == (4, 5, "scale-up")
 
             prometheus.stop()
             degraded = _until(lambda: api.get("/readyz").status_code == 503 and api.get("/readyz").json())
@@ -66,8 +93,8 @@ def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_tar
             assert "planwatch_prometheus_up 0.0" in api.get("/metrics").text
 
             prometheus.start()
-            _until(lambda: api.get("/readyz").status_code == 200 and _rec(api).get("stale") is False)
-            assert _rec(api)["current_replicas"] == 3.0
+            _until(lambda: api.get("/readyz").status_code == 200 and _rec(api).get("stale") is False, timeout=60)
+            assert _rec(api)["current_replicas"] == 4.0
             assert "planwatch_prometheus_up 1.0" in api.get("/metrics").text
         finally:
             services.close()
@@ -77,7 +104,7 @@ def test_the_real_collector_reports_an_outage_as_unreachable_and_recovers(tmp_pa
     """monitor.source's collector against a Prometheus with no vLLM series: reachable but all unknown (held,
     stale, yet ready), then PrometheusUnreachable while it is stopped (degraded), then ready again."""
     with running_prometheus(tmp_path, fleet_target) as prometheus:
-        services = _serve(tmp_path, prometheus.url, real_collector=True)
+        services = _serve(tmp_path, prometheus.url)
         api = ApiClient(services.app)
         services.start()
         try:
