@@ -20,7 +20,15 @@ import numpy as np
 
 from fleetsim.replica import BLOCK_SIZE, EngineConfig
 from fleetsim.scenarios import Effects, Scenario, effects_at
-from fleetsim.workload import PrefixModel, max_tokens_for, output_distribution, prompt_distribution, rates_at, route
+from fleetsim.workload import (
+    LengthDistribution,
+    PrefixModel,
+    max_tokens_for,
+    output_distribution,
+    prompt_distribution,
+    rates_at,
+    route,
+)
 from monitor.plan.model import Plan
 
 __all__ = ["REASONS", "CallArrays", "Serving", "Window", "draw_calls", "step_effects"]
@@ -173,8 +181,8 @@ def _lengths(plan: Plan, effects: list[Effects], step: np.ndarray, rng: np.rando
     share = np.array([min(1.0, e.prefix_hit_multiplier) for e in effects])[step]
     outputs = output_distribution(plan)
     n = step.size
-    prompt = np.maximum(1, np.rint(np.exp(mu + sigma * rng.standard_normal(n))))
-    output = np.maximum(1, np.rint(np.exp(outputs.mu + outputs.sigma * rng.standard_normal(n))))
+    prompt = LengthDistribution.draw(mu, sigma, rng, n)
+    output = outputs.sample(rng, n)
     shared = rng.uniform(size=n) < share
     cacheable = np.where(shared, PrefixModel.for_plan(plan).cacheable(prompt), 0)
     return {

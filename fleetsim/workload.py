@@ -12,8 +12,9 @@ start - 1 h to start + 1 h, a plateau of peak_hours_per_day, a shoulder at 60% u
 peak_rps and its weekly mean is average_rps: rate = base + (peak - base) x shape, base solved from the
 mean; when that would need a negative base, rate = peak x shape^gamma with gamma solved instead.
 
-Lengths: log-normal fits to the plan's p50/p95 (monitor.sizing.shape), the prompt p95 replaceable by a
-scenario (long-prompts). Routing follows the plan (share x prompt range, monitor.plan.load's coverage rule).
+Lengths: log-normal fits to the plan's p50/p95 (`LengthDistribution`, fleetsim's own: the simulator draws
+the workload independently of the sizing's model of it), the prompt p95 replaceable by a scenario
+(long-prompts). Routing follows the plan (share x prompt range, monitor.plan.load's coverage rule).
 Prefix: each call may reuse a prefix shared by all calls (the system prompt and recurring retrieved files);
 the reusable length is min(S, L) + k x max(L - S, 0), capped at L - 1, with S = the plan's
 shared_prefix_tokens and k solved so the token-weighted hit rate equals the plan's (`PrefixModel`, the
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from statistics import NormalDist
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -35,13 +37,13 @@ import numpy as np
 from fleetsim.scenarios import Effects, Scenario, effects_at
 from monitor.plan.model import Plan
 from monitor.sizing.prefix import PrefixModel
-from monitor.sizing.shape import LogNormal
 
 __all__ = [
     "BURST_SHARE",
     "BURST_SLOT_SECONDS",
     "SHARED_PREFIX_KEY",
     "Call",
+    "LengthDistribution",
     "PrefixModel",
     "WeeklyProfile",
     "WorkloadModel",
@@ -269,16 +271,42 @@ def _segment_edges(t0: float, t1: float) -> list[float]:
     return edges
 
 
-def prompt_distribution(plan: Plan, effects: Effects | None = None) -> LogNormal:
-    """LogNormal(p50, p95) of prompt tokens; long-prompts replaces p95 (p50 kept)."""
+# The standard normal's 95th percentile: a log-normal with median p50 has p95 = p50 x exp(sigma x Z95).
+_Z95 = NormalDist().inv_cdf(0.95)
+
+
+@dataclass(frozen=True)
+class LengthDistribution:
+    """Token lengths with ln L ~ Normal(mu, sigma), drawn rounded to whole tokens (at least 1)."""
+
+    mu: float
+    sigma: float
+
+    @classmethod
+    def from_percentiles(cls, p50: float, p95: float) -> LengthDistribution:
+        """The log-normal whose median is p50 and 95th percentile p95 (sigma 0 when they are equal)."""
+        return cls(mu=math.log(p50), sigma=math.log(p95 / p50) / _Z95)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return self.draw(self.mu, self.sigma, rng, n)
+
+    @staticmethod
+    def draw(mu: float | np.ndarray, sigma: float | np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n lengths, per element when mu and sigma are arrays (one draw of the generator either way)."""
+        return np.maximum(1, np.rint(np.exp(mu + sigma * rng.standard_normal(n))))
+
+
+def prompt_distribution(plan: Plan, effects: Effects | None = None) -> LengthDistribution:
+    """Prompt tokens: log-normal through the plan's p50 and p95; long-prompts replaces p95 (p50 kept)."""
     p = plan.workload.prompt_tokens
     p95 = max((effects.prompt_p95_tokens if effects else None) or p.p95, p.p50)
-    return LogNormal.from_percentiles(p.p50, p95)
+    return LengthDistribution.from_percentiles(p.p50, p95)
 
 
-def output_distribution(plan: Plan) -> LogNormal:
+def output_distribution(plan: Plan) -> LengthDistribution:
+    """Output tokens: log-normal through the plan's p50 and p95."""
     o = plan.workload.output_tokens
-    return LogNormal.from_percentiles(o.p50, o.p95)
+    return LengthDistribution.from_percentiles(o.p50, o.p95)
 
 
 def max_tokens_for(plan: Plan) -> int:
@@ -339,8 +367,8 @@ class WorkloadModel:
     def _draw(self, times: np.ndarray, effects: Effects, rng: np.random.Generator) -> list[Call]:
         prompts_dist = prompt_distribution(self.plan, effects)
         n = times.size
-        prompts = np.maximum(1, np.rint(np.exp(prompts_dist.mu + prompts_dist.sigma * rng.standard_normal(n))))
-        outputs = np.maximum(1, np.rint(np.exp(self.outputs.mu + self.outputs.sigma * rng.standard_normal(n))))
+        prompts = prompts_dist.sample(rng, n)
+        outputs = self.outputs.sample(rng, n)
         tiers = route(self.plan, prompts, rng)
         cacheable = PrefixModel.for_plan(self.plan).cacheable(prompts)
         shared = rng.uniform(size=n) < min(1.0, effects.prefix_hit_multiplier)

@@ -28,7 +28,7 @@ import numpy as np
 
 from fleetsim.scenarios import Scenario
 from fleetsim.traces import TraceError, load_trace
-from fleetsim.workload import prompt_distribution, rates_at, route
+from fleetsim.workload import LengthDistribution, prompt_distribution, rates_at, route
 from monitor.plan.model import Plan
 from monitor.sizing.shape import LogNormal
 
@@ -136,7 +136,7 @@ def _plan_shares(plan: Plan, rng: np.random.Generator) -> np.ndarray:
     return _shares(plan, prompt_distribution(plan), rng)
 
 
-def _shares(plan: Plan, prompts: LogNormal, rng: np.random.Generator) -> np.ndarray:
+def _shares(plan: Plan, prompts: LogNormal | LengthDistribution, rng: np.random.Generator) -> np.ndarray:
     """Share of calls each tier takes when prompts follow `prompts`: `route` at the distribution's quantiles."""
     from statistics import NormalDist
 

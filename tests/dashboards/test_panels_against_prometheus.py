@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from tests.dashboards.world import REPO, World, label_values, query
+from tests.harness.stack import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -79,14 +80,13 @@ def test_every_panel_query_returns_data(world: World, target: Target) -> None:
     assert tiers, f"{target.tier_query} finds no tiers"
     expr = substitute(target.expr, tiers)
     assert not _LEFTOVER_VARIABLE.search(expr), f"a Grafana variable is left in {expr}"
-    deadline = time.monotonic() + 15
-    while True:
+
+    def answered() -> Any:
         body = query(world.url, expr)
         assert body["status"] == "success", f"{body.get('error')}\n{expr}"
-        if finite_values(body) or time.monotonic() > deadline:
-            break
-        time.sleep(1)
-    assert finite_values(body), f"no data for {target.dashboard} / {target.panel} ({target.ref}):\n{expr}"
+        return finite_values(body)
+
+    wait_for(answered, 15, f"data for {target.dashboard} / {target.panel} ({target.ref}):\n{expr}", interval=1.0)
 
 
 def test_the_tier_variables_find_the_plans_tiers(world: World) -> None:

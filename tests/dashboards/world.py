@@ -40,6 +40,7 @@ from fleetsim.promstack import PrometheusProcess, free_port
 from monitor.service.app import Services, build_services
 from monitor.service.settings import load_settings
 from tests.harness.exporter import Exporter
+from tests.harness.stack import wait_for
 
 __all__ = ["PROMETHEUS_CONFIG", "REPO", "World", "label_values", "localized_config", "morning_plan", "query"]
 
@@ -96,13 +97,7 @@ def label_values(url: str, metric: str, label: str) -> list[str]:
 
 
 def _wait(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise TimeoutError(f"gave up after {timeout:.0f} s waiting for {what}")
+    return wait_for(check, timeout, what, interval=0.25)
 
 
 @dataclass

@@ -131,8 +131,25 @@ def test_histogram_buckets_match_the_catalog(family, buckets, fleet_v1):
 
 
 def test_token_buckets_follow_max_model_len():
+    assert build_1_2_5_buckets(100) == (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)  # vLLM's own docstring example
     assert build_1_2_5_buckets(8192)[-3:] == (1000.0, 2000.0, 5000.0)
     assert build_1_2_5_buckets(131072)[-2:] == (50000.0, 100000.0)
+
+
+@pytest.mark.parametrize(
+    "max_model_len",
+    [
+        pytest.param(1, id="a one-token model has the single bucket 1"),
+        pytest.param(4096, id="a 4k context stops at 2000"),
+        pytest.param(131_072, id="a 128k context stops at 100000"),
+        pytest.param(1_000_000, id="a bound equal to max_model_len is kept"),
+    ],
+)
+def test_the_monitor_reads_the_token_buckets_fleetsim_serves(max_model_len):
+    """Two independent copies of vLLM's builder (the simulator's and the monitor's) agree."""
+    from monitor.sizing.buckets import build_1_2_5_buckets as monitors
+
+    assert build_1_2_5_buckets(max_model_len) == monitors(max_model_len)
 
 
 @pytest.mark.parametrize("generation", [pytest.param("v1", id="V1"), pytest.param("legacy", id="legacy")])

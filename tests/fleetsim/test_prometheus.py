@@ -3,8 +3,6 @@ PromQL sees the generated workload. Rates are per wall second, so they read `spe
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
@@ -20,14 +18,22 @@ WINDOW = "15s"
 
 def wait_for_scrapes(live: LiveFleet, scrapes: int = 14) -> LiveFleet:
     """Wait until Prometheus holds `scrapes` scrapes of both vLLM targets in the window."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def scraped(n: int) -> bool:
         got = live.query(f"count_over_time(up{{job='vllm'}}[{WINDOW}])")
-        if len(got) == 2 and min(float(r["value"][1]) for r in got) >= scrapes:
-            time.sleep(2)
-            return live
-        time.sleep(1)
-    raise TimeoutError(f"Prometheus did not collect {scrapes} scrapes")
+        return len(got) == 2 and min(float(r["value"][1]) for r in got) >= n
+
+    wait_for(lambda: scraped(scrapes), 60, f"{scrapes} scrapes of both vLLM targets", interval=1.0)
+    # Two more scrapes of both targets (1 s apart) after the window first fills.
+    filled = _last_scrape(live)
+    wait_for(lambda: _last_scrape(live) >= filled + 2, 30, "two more scrapes of both vLLM targets", interval=0.5)
+    return live
+
+
+def _last_scrape(live: LiveFleet) -> float:
+    """When the target scraped least recently was last scraped."""
+    got = live.query("min(timestamp(up{job='vllm'}))")
+    return float(got[0]["value"][1]) if got else float("-inf")
 
 
 @pytest.fixture(scope="module")

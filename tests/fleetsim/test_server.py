@@ -16,6 +16,7 @@ from fleetsim.cli import bind
 from fleetsim.fleet import Fleet, FleetOptions
 from fleetsim.scenarios import SLOW_TP
 from fleetsim.server import FileSD, SimClock, create_app
+from tests.harness.stack import wait_for
 
 from .helpers import START, tiny_plan
 
@@ -35,9 +36,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: server.started, 10, "the fleetsim server to start", interval=0.02)
     with httpx.Client(base_url=f"http://{address}") as client:
         yield client, fleet, sd, clock
     server.should_exit = True
@@ -49,9 +48,7 @@ def jump(clock: SimClock, fleet: Fleet, seconds: float) -> None:
     """Move simulated time on and wait for the server's loop to catch up (and rewrite file_sd)."""
     clock.sim_start += seconds
     target = clock.now()
-    deadline = time.monotonic() + 20
-    while fleet.now < target and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: fleet.now >= target, 20, "the server's loop to reach the new time", interval=0.05)
     time.sleep(0.25)
 
 

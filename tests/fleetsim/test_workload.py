@@ -141,3 +141,19 @@ def test_tool_calls_chain_sequential_calls():
     second = model.follow_up(first, START + 10, np.random.default_rng(1))
     assert (first.calls_total, first.call_index, second.call_index) == (5, 0, 1)
     assert second.user_request == first.user_request and second.arrival == START + 10
+
+
+@pytest.mark.parametrize(
+    ("p50", "p95"),
+    [
+        pytest.param(1000.0, 4000.0, id="a long-tailed prompt length keeps its median and 95th percentile"),
+        pytest.param(200.0, 200.0, id="equal percentiles draw every length the same"),
+    ],
+)
+def test_drawn_lengths_have_the_plans_percentiles(p50, p95):
+    """fleetsim's own log-normal: the draws' empirical p50 and p95 are the plan's (hard-coded, not re-derived)."""
+    from fleetsim.workload import LengthDistribution
+
+    drawn = LengthDistribution.from_percentiles(p50, p95).sample(np.random.default_rng(7), 200_000)
+    assert np.percentile(drawn, 50) == pytest.approx(p50, rel=0.01)
+    assert np.percentile(drawn, 95) == pytest.approx(p95, rel=0.015)

@@ -7,7 +7,6 @@ import io
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from fleetsim.backfill_run import history_text
 from fleetsim.fleet import Fleet, FleetOptions
 from fleetsim.server import vllm_text
 from fleetsim.state import load_state, save_state
+from tests.harness.stack import wait_for
 
 from .helpers import WEDNESDAY_NOON_UTC, diurnal_plan, diurnal_plan_data, spec_for, write_plan
 
@@ -179,10 +179,7 @@ def test_an_interrupted_backfill_stops_promtool_and_clears_the_directory(plan_fi
     proc = subprocess.Popen([sys.executable, "-m", "fleetsim.backfill", "backfill", str(plan_file), "--prometheus-data",
                              str(data), "--days", "7", "--end", END, "--via-promtool"], stderr=subprocess.PIPE,
                             env=env)  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _promtool_for(data):
-        time.sleep(0.1)
-    assert _promtool_for(data), "promtool started"
+    wait_for(lambda: _promtool_for(data), 60, "promtool to start", interval=0.1)
     proc.terminate()
     assert proc.wait(60) != 0
     assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
@@ -196,10 +193,7 @@ def test_an_interrupted_direct_backfill_clears_the_directory(plan_file: Path, tm
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "fleetsim.backfill", "backfill", str(plan_file), "--prometheus-data",
                              str(data), "--days", "28", "--end", END], stderr=subprocess.PIPE, env=env)  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (data.exists() and any(data.iterdir())):
-        time.sleep(0.05)
-    assert data.exists() and any(data.iterdir()), "the first block is being written"
+    wait_for(lambda: data.exists() and any(data.iterdir()), 60, "the first block to be written", interval=0.05)
     proc.terminate()
     assert proc.wait(60) != 0
     assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
