@@ -7,7 +7,6 @@ efficiencies; otherwise the sizing model is trusted as it is, and the advice say
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from monitor.advice.model import AdviceSettings
@@ -15,7 +14,7 @@ from monitor.observe.model import TierObservation
 from monitor.plan.model import Plan, Tier
 from monitor.sizing.capacity import ReplicaModel, max_batch_at_slo
 from monitor.sizing.latency import ttft_p95
-from monitor.sizing.tier import replica_model
+from monitor.sizing.tier import replica_model, replicas_for_ttft, ttft_floor_seconds
 
 __all__ = ["Calibration", "CapacityTable", "calibrate", "capacity_table"]
 
@@ -44,20 +43,18 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
     )
 
 
-# The largest count the search tries: past any fleet, so a demand no count can serve within the TTFT SLO ends
-# the search (an unbounded doubling reached counts whose Erlang C overflowed, in a 14-day replay).
-MAX_REPLICAS = 2**20
-
-
 class CapacityTable:
     """How much demand n replicas of a tier serve within both SLOs: min(n x requests/s per replica, the
-    highest demand whose TTFT p95 estimate still meets the SLO). Computed lazily and remembered, since
-    advice asks about a handful of replica counts, not every one up to a 1,000-replica fleet."""
+    highest demand whose TTFT p95 estimate still meets the SLO), and the replicas a demand needs. Computed
+    lazily and remembered, since advice asks about a handful of replica counts, not every one up to a
+    1,000-replica fleet. Where the SLO is below the TTFT floor (not `ttft_feasible`) both count throughput
+    only, and the advice warns."""
 
     def __init__(self, model: ReplicaModel, batch: int, ttft_slo: float, feasible: bool) -> None:
         self.model, self.batch, self.ttft_slo, self.ttft_feasible = model, batch, ttft_slo, feasible
         self.requests_per_second_per_replica = model.requests_per_second(batch) if batch else 0.0
         self._known: dict[int, float] = {0: 0.0}
+        self._needed: dict[float, int] = {}
 
     def capacity_of(self, replicas: int) -> float:
         if replicas not in self._known:
@@ -68,26 +65,17 @@ class CapacityTable:
         return self._known[replicas]
 
     def replicas_for(self, demand_rps: float) -> int:
-        """Smallest n whose capacity covers the demand (capacity grows with n: bisection)."""
+        """Smallest n that serves the demand within both SLOs: sizing's search (one algorithm for the plan's
+        sizing and the advice), remembered per demand since the schedule asks again for the same upper bounds."""
         if demand_rps <= 0:
             return 0
-        if self.requests_per_second_per_replica <= 0:
-            return 1
-        high = max(1, math.ceil(demand_rps / self.requests_per_second_per_replica))
-        while self.capacity_of(high) < demand_rps:
-            if high >= MAX_REPLICAS:
-                # The TTFT bound stops growing with replicas (the step in flight alone nears the SLO): no
-                # count covers the demand. Past any plan's max, so the advice caps it and warns.
-                return high
-            high *= 2
-        low = 0  # capacity_of(low) < demand <= capacity_of(high)
-        while high - low > 1:
-            mid = (low + high) // 2
-            if self.capacity_of(mid) >= demand_rps:
-                high = mid
-            else:
-                low = mid
-        return high
+        need = self._needed.get(demand_rps)
+        if need is None:
+            need = replicas_for_ttft(self.model, self.batch, demand_rps, self.ttft_slo)[0]
+            if len(self._needed) > 4096:
+                self._needed.clear()
+            self._needed[demand_rps] = need
+        return need
 
 
 _TABLES: dict[tuple[int, int, float], tuple[Plan, Tier, CapacityTable]] = {}
@@ -114,7 +102,8 @@ def _capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable
     )
     ttft_slo, tpot_slo = plan.slo_for(tier)
     batch = max_batch_at_slo(model, tpot_slo).batch
-    feasible = batch > 0 and ttft_p95(model, 1, batch, 0.0).prefill_p95_seconds <= ttft_slo
+    # the same TTFT the bound and the search use (step in flight included), so feasible means some count meets it
+    feasible = batch > 0 and ttft_floor_seconds(model, batch) <= ttft_slo
     return CapacityTable(model, batch, ttft_slo, feasible)
 
 

@@ -170,7 +170,8 @@ def _decide(
         warnings.append(f"the forecast needs {most} replicas but replicas.max is {tier.replicas.max}: "
                         f"the schedule stops at {tier.replicas.max}")  # fmt: skip
     if not a.table.ttft_feasible:
-        warnings.append("the p95 prompt's prefill alone exceeds the TTFT SLO: no replica count meets it")
+        warnings.append("the step in flight and the p95 prompt's prefill alone exceed the TTFT SLO: "
+                        "no replica count meets it")  # fmt: skip
     action, recommended, low_since, reason = _hysteresis(target, int(obs.replicas_ready.value or 0), state, now,
                                                          settings)  # fmt: skip
     if a.reactive and action is Action.SCALE_UP:

@@ -3,7 +3,7 @@
 `ReplayCollector` answers `collect`, `demand_history` and `health` from the replay's per-minute records up
 to the minute the replay reached, never beyond it: a policy built on it cannot see the future. Latencies go
 through histograms with vLLM's own bucket bounds (fleetsim.metrics), and their quantiles and SLO shares
-through the collector's own functions (`merged_quantile`, `fraction_over`), so the evaluation reads the
+through the collector's own functions (`quantile`, `fraction_over`), so the evaluation reads the
 numbers Prometheus would give, bucket interpolation included. What the replay does not track (token-length
 histograms, prefix hits, GPU gauges) is unknown with that reason, as a missing series would be.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
 from monitor.collector import BURN_WINDOWS
-from monitor.histogram import Bucket, fraction_over, merged_quantile
+from monitor.histogram import Bucket, fraction_over, quantile
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan
@@ -219,8 +219,11 @@ def _latencies(
     ttft_b, tpot_b = hist.window(lo, m)
     for name, buckets in (("ttft", ttft_b), ("tpot", tpot_b)):
         for q, label in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
-            value = merged_quantile(q, [buckets])
-            out[f"{name}_{label}"] = Measurement.of(value, _QUERY, window, round(served))
+            # one histogram: histogram_quantile itself (merged_quantile re-reads every bound of every
+            # group, which for one group is the same answer at many times the cost)
+            value = quantile(q, buckets)
+            out[f"{name}_{label}"] = Measurement.of(None if math.isnan(value) else value, _QUERY, window,
+                                                    round(served))  # fmt: skip
     over_ttft, over_tpot = fraction_over(ttft_b, ttft_slo), fraction_over(tpot_b, tpot_slo)
     if over_ttft.fraction is not None:
         out["ttft_over_slo"] = _m(over_ttft.fraction, window)

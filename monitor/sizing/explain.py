@@ -188,8 +188,8 @@ def findings(sized: SizedTier) -> list[str]:
         out.append(f"TPOT SLO unmet even at batch 1 ({format_seconds(s.expected.tpot_p95_seconds)} at p95)")
     if not s.expected.ttft_feasible and not s.standby:
         out.append(
-            "TTFT infeasible: the p95 prompt's prefill alone takes "
-            f"{format_seconds(s.expected.ttft.prefill_p95_seconds)} on TP{t.tensor_parallel} "
+            "TTFT infeasible: the p95 prompt's prefill and the step in flight alone take "
+            f"{format_seconds(s.expected.ttft_floor_seconds)} on TP{t.tensor_parallel} "
             f"(SLO {format_seconds(s.ttft_slo_seconds)}); no replica count fixes it: "
             "route long prompts elsewhere, raise TP, or relax the TTFT SLO"
         )

@@ -17,9 +17,20 @@ from monitor.sizing.memory import kv_budget_bytes, kv_bytes_per_token, weights_b
 from monitor.sizing.roofline import Engine
 from monitor.sizing.workload import TierWorkload, tier_workload
 
-__all__ = ["OperatingPoint", "TierSizing", "operating_point", "replica_model", "size_tier"]
+__all__ = [
+    "MAX_REPLICAS",
+    "OperatingPoint",
+    "TierSizing",
+    "operating_point",
+    "replica_model",
+    "replicas_for_ttft",
+    "size_tier",
+    "ttft_floor_seconds",
+]
 
-_MAX_REPLICA_SEARCH = 512
+# The largest count a search tries: past any fleet (a guard; the search ends well before it whenever the SLO
+# is above the TTFT floor, and an unbounded doubling once reached counts whose Erlang C overflowed).
+MAX_REPLICAS = 2**20
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,7 @@ class OperatingPoint:
     tpot_p95_seconds: float = 0.0  # what the (p95) SLO is held against
     chunk_step_seconds: float = 0.0
     chunk_share: float = 0.0  # of steps that carry a prompt chunk
+    ttft_floor_seconds: float = 0.0  # the TTFT p95 no replica count goes below (feasible iff the SLO is above)
 
     @property
     def binding_constraint(self) -> str:
@@ -164,7 +176,7 @@ def operating_point(
     tpot = replica.tpot_step(batch)
     demand = replica.workload.peak_rps if demand_rps is None else demand_rps
     for_throughput = math.ceil(demand / rps - 1e-9) if demand > 0 and rps > 0 else (0 if demand <= 0 else 1)
-    replicas, ttft, feasible = _replicas_for_ttft(replica, limit.batch, demand, max(for_throughput, 1), ttft_slo)
+    replicas, ttft, feasible = replicas_for_ttft(replica, limit.batch, demand, ttft_slo)
     return OperatingPoint(
         bandwidth_efficiency=replica.engine.bandwidth_efficiency,
         compute_efficiency=replica.engine.compute_efficiency,
@@ -180,18 +192,41 @@ def operating_point(
         tpot_p95_seconds=tpot.p95_seconds,
         chunk_step_seconds=tpot.chunk.seconds,
         chunk_share=tpot.chunk_share,
+        ttft_floor_seconds=ttft_floor_seconds(replica, limit.batch),
     )
 
 
-def _replicas_for_ttft(
-    replica: ReplicaModel, batch: int, demand: float, start: int, ttft_slo: float
+def ttft_floor_seconds(replica: ReplicaModel, batch: int) -> float:
+    """The TTFT p95 no replica count goes below: with replicas enough, no request queues for a slot or
+    behind other prompts and the batch runs at 1, which is the estimate at zero demand (the step in flight
+    and the p95 prompt's prefill). The one feasibility test: the SLO is met by some count iff it is >= this."""
+    return ttft_p95(replica, 1, batch, 0.0).seconds
+
+
+def replicas_for_ttft(
+    replica: ReplicaModel, batch: int, demand: float, ttft_slo: float
 ) -> tuple[int, TTFTEstimate, bool]:
-    """Add replicas until the TTFT estimate meets the SLO; infeasible when prefill alone exceeds it."""
+    """The one replicas-for-demand search (sizing and advice both call it): the fewest replicas, at least
+    the throughput count ceil(demand / requests per replica), whose TTFT p95 estimate at `demand` meets the
+    SLO. TTFT falls as replicas are added, so doubling then bisection. Infeasible (the throughput count,
+    flagged) when the SLO is below the TTFT floor, since then no count meets it."""
+    rps = replica.requests_per_second(batch) if batch else 0.0
+    start = max(1, math.ceil(demand / rps - 1e-9)) if demand > 0 and rps > 0 else 1
     estimate = ttft_p95(replica, start, batch, demand)
-    if batch == 0 or estimate.prefill_p95_seconds > ttft_slo:
+    if batch == 0 or ttft_floor_seconds(replica, batch) > ttft_slo:
         return start, estimate, False
-    replicas = start
-    while estimate.seconds > ttft_slo and replicas < start + _MAX_REPLICA_SEARCH:
-        replicas += 1
-        estimate = ttft_p95(replica, replicas, batch, demand)
-    return replicas, estimate, estimate.seconds <= ttft_slo
+    if estimate.seconds <= ttft_slo:
+        return start, estimate, True
+    low, high = start, 2 * start  # the estimate misses at low
+    while (found := ttft_p95(replica, high, batch, demand)).seconds > ttft_slo:
+        if high >= MAX_REPLICAS:  # a guard: above the floor some finite count meets it, far below this
+            return high, found, False
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        at_mid = ttft_p95(replica, mid, batch, demand)
+        if at_mid.seconds <= ttft_slo:
+            high, found = mid, at_mid
+        else:
+            low = mid
+    return high, found, True
