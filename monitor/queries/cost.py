@@ -19,14 +19,18 @@ TOKENS_RATE = Query(
     window="7d", record=False,
 )  # fmt: skip
 # The pod-to-tier join of `fragments.dcgm_join`, taken at each step of the subquery instead of over the window,
-# so a GPU counts only while its pod runs a replica of the tier.
+# so a GPU counts only while its pod runs a replica of the tier. Devices as `gpu.GPU_COUNT` counts them: MIG
+# slices report no GPU_UTIL, only GR_ENGINE_ACTIVE; `or` keeps a whole GPU reporting both once (set operators
+# match on the labels without the metric name).
 _GPUS_NOW = (
-    f"count by ({{by}}) ({dcgm('DCGM_FI_DEV_GPU_UTIL')} * on (namespace, pod) group_left ({{by}}) "
+    f"count by ({{by}}) ({dcgm('(DCGM_FI_DEV_GPU_UTIL or DCGM_FI_PROF_GR_ENGINE_ACTIVE)')}"
+    " * on (namespace, pod) group_left ({by}) "
     'group by ({by:namespace,pod}) (vllm:num_requests_running{vsel:pod!=""}))'
 )
 GPUS_MEAN = Query(
     "DCGM_FI_DEV_GPU_UTIL", "gpus_mean", f"avg_over_time(({_GPUS_NOW})[{{window}}:{{step}}])", "GPUs",
-    "GPUs allocated to the tier's replicas, averaged over the window: GPU-hours used per hour.",
+    "GPUs allocated to the tier's replicas, averaged over the window: GPU-hours used per hour (a MIG slice "
+    "counts as one device, as in the GPU count).",
     window="7d", step="30m", record=False,
 )  # fmt: skip
 

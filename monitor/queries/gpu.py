@@ -12,7 +12,7 @@ series only. Slices report no GPU_UTIL, so utilization there is `DCGM_FI_PROF_GR
 share of time the graphics engine is busy, finer grained) and devices are counted from whichever of the two
 fields they report; H100 slices report no framebuffer fields either, so memory is judged on the devices that
 report FB_USED/FB_FREE and is "no data" on a tier of such slices only. Device-level fields a slice repeats
-(power) are the whole GPU's.
+(power) are the whole GPU's: power is taken once per physical GPU before the tier's mean.
 """
 
 from __future__ import annotations
@@ -48,9 +48,15 @@ DRAM_ACTIVE_MEAN = Query(
     "DCGM_FI_PROF_DRAM_ACTIVE", "mean", _avg("DCGM_FI_PROF_DRAM_ACTIVE"), "ratio",
     "Mean HBM bandwidth activity (0-1) of the tier's GPUs: decode is memory-bound, so this tracks decode load.",
 )  # fmt: skip
+# Power is a physical GPU's, repeated on each of its MIG slices: one value per (instance, hostname, gpu index)
+# first, so a GPU holding three of the tier's slices weighs as one GPU, not three. Not the UUID: issue pastes
+# show it masked, and the index is the physical GPU's on every slice.
+_POWER_PER_GPU = (f"max by ({{by:instance,hostname,gpu}}) "
+                  f"({dcgm_join('avg_over_time(DCGM_FI_DEV_POWER_USAGE[{window}])')})")  # fmt: skip
 GPU_POWER_MEAN = Query(
-    "DCGM_FI_DEV_POWER_USAGE", "mean", _avg("DCGM_FI_DEV_POWER_USAGE"), "watts",
-    "Mean power draw per GPU of the tier.",
+    "DCGM_FI_DEV_POWER_USAGE", "mean", f"avg by ({{by}}) ({_POWER_PER_GPU})", "watts",
+    "Mean power draw per physical GPU of the tier; a GPU whose MIG slices the tier holds counts once, with the "
+    "whole GPU's draw (shared with whatever else runs on its other slices).",
 )  # fmt: skip
 _FB = (
     "avg_over_time(DCGM_FI_DEV_FB_USED[{window}]) / (avg_over_time(DCGM_FI_DEV_FB_USED[{window}])"
@@ -70,11 +76,16 @@ GPU_COUNT = Query(
     "DCGM_FI_DEV_GPU_UTIL", "gpus", f"count by ({{by}}) ({_GPUS})", "GPUs",
     "GPUs allocated to the tier's pods that reported in the window; a MIG slice counts as one device.",
 )  # fmt: skip
+# 0 only where the tier's GPUs report the XID field: an exporter whose counters leave it out (it is in the
+# default set, but a custom CSV may drop it) says nothing about XID errors.
+_XID_REPORTED = dcgm_join("max_over_time(DCGM_FI_DEV_XID_ERRORS[{window}])")
 XID_GPUS = Query(
     "DCGM_FI_DEV_XID_ERRORS", "gpus_changed",
-    zero_if_known(f"count by ({{by}}) ({dcgm_join('changes(DCGM_FI_DEV_XID_ERRORS[{window}]) > 0')})", _GPUS),
+    zero_if_known(f"count by ({{by}}) ({dcgm_join('changes(DCGM_FI_DEV_XID_ERRORS[{window}]) > 0')})",
+                  _XID_REPORTED),
     "GPUs",
-    "GPUs of the tier whose last-XID value changed in the window (a new XID error); 0 where the tier has GPUs.",
+    "GPUs of the tier whose last-XID value changed in the window (a new XID error); 0 where the tier's GPUs "
+    "report the field, unknown where they do not.",
 )  # fmt: skip
 XID_BY_GPU = Query(
     "DCGM_FI_DEV_XID_ERRORS", "changes",

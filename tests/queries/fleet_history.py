@@ -154,6 +154,7 @@ def _mig(h: History) -> None:
     h.gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", whole, 0.85)
     h.gauge("DCGM_FI_DEV_FB_USED", whole, 40000)
     h.gauge("DCGM_FI_DEV_FB_FREE", whole, 40000)
+    h.gauge("DCGM_FI_DEV_POWER_USAGE", whole, 500)
 
 
 def _tier_b(h: History) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from monitor import queries as q
 from monitor.queries import Query, Selector, fraction_over_groups
+from monitor.queries.cost import GPUS_MEAN
 from monitor.source import HttpPrometheusSource, measurement
 from tests.queries.fleet_history import END, MODEL_A, hostile_tiers
 
@@ -75,6 +76,11 @@ def value(source: HttpPrometheusSource, query: Query, selector: Mapping[str, str
         pytest.param(q.GPU_MEMORY_USED_RATIO, D, 0.5, id="memory is judged on the devices that report framebuffer"),
         pytest.param(q.GPU_COUNT, C, 1.0, id="a tier on one MIG slice has one device"),
         pytest.param(q.GPU_UTIL_MEAN, C, 20.0, id="a tier on MIG slices only still has a utilization"),
+        pytest.param(q.GPU_POWER_MEAN, D, (350 + 500) / 2,
+                     id="a GPU's power counts once however many of the tier's MIG slices repeat it"),
+        pytest.param(q.GPU_POWER_MEAN, C, 350.0, id="a tier on one MIG slice reads its whole GPU's draw"),
+        pytest.param(GPUS_MEAN, D, 3.0, id="GPU-hours count MIG slices as the GPU count does"),
+        pytest.param(GPUS_MEAN, C, 1.0, id="a tier on one MIG slice holds one device's GPU-hours"),
         pytest.param(q.SPEC_DECODE_TOKENS_PER_STEP, G, 3.0, id="speculative decoding emits 1 + accepted per draft"),
         pytest.param(q.TPOT_P50, G, 0.0375, id="under speculative decoding only per-request TPOT counts as TPOT"),
         pytest.param(q.ITL_P50, G, 0.0875, id="the ITL histogram is still read as it is (once per output)"),
@@ -137,6 +143,7 @@ def test_a_quantile_over_no_traffic_is_unknown_not_zero(fleet_source: HttpPromet
         pytest.param(
             q.GPU_MEMORY_USED_RATIO, C, id="memory is no data on H100 MIG slices, which report no framebuffer"
         ),
+        pytest.param(q.XID_GPUS, C, id="XID errors are no data, not 0, where the tier's GPUs report no XID field"),
     ],
 )
 def test_what_an_exporter_does_not_report_is_no_data(
