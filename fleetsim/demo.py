@@ -46,7 +46,7 @@ class DemoOptions:
     loop_interval_seconds: float = 30.0
     # Shift the plan's timezone so the demo opens at 9-11 local on a business day, whatever the hour here.
     morning: bool = True
-    # Multiplies every alert's `for:` (tests only): 1/600 turns a 30-minute hold into 3 seconds.
+    # Multiplies every alert's hold time (tests only): 1/600 turns a 30-minute hold into 3 seconds.
     hold_scale: float = 1.0
 
 

@@ -49,7 +49,7 @@ def demo(
     morning: Annotated[
         bool, typer.Option("--morning/--no-morning", help="Shift the plan's timezone to a business morning now.")
     ] = True,
-    hold_scale: Annotated[float, typer.Option("--hold-scale", help="Scale alert `for:` times (tests only).")] = 1.0,
+    hold_scale: Annotated[float, typer.Option("--hold-scale", help="Scale alert hold times (tests only).")] = 1.0,
     workdir: Annotated[Path, typer.Option("--workdir", help="Where history, logs and state go.")] = Path(".demo"),
 ) -> None:
     """Backfill history, start fleetsim, Prometheus (with rules), Alertmanager and planwatch; print a tour."""

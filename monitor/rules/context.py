@@ -16,7 +16,7 @@ PLAN_LABEL = "plan"
 @dataclass(frozen=True)
 class Context:
     """`tier_label` names the tier on recorded series and alerts, and is what a tier without its own
-    `selector:` is found by. `hold_scale` multiplies every `for:` (tests only; 1 in committed files)."""
+    `selector:` is found by. `hold_scale` multiplies every hold time (tests only; 1 in committed files)."""
 
     plan: Plan
     tier_label: str = "tier"

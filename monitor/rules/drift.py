@@ -1,8 +1,9 @@
 """Drift alerts: the revisit-the-design triggers PromQL can express, with the plan's numbers baked in.
 
 Each alert mirrors one trigger of `monitor.triggers.catalog`: the same threshold as the Python drift
-(`monitor.rules.thresholds`), `for:` equal to the trigger's hold time, labels {severity, tier, trigger} plus
-the plan's name, and the trigger's runbook. The observed side is the catalog query the advisor runs, over
+(`monitor.rules.thresholds`), held over the trigger's hold time on Prometheus's history as planwatch judges it
+(`monitor.rules.model.held_over`, no `for:`), labels {severity, tier, trigger} plus the plan's name, and the
+trigger's runbook. The observed side is the catalog query the advisor runs, over
 the trigger's window:
 
     prompt-p95-above-plan   tier: PROMPT_TOKENS_P95 over 1h; fleet: share of prompts above the fleet
@@ -32,7 +33,7 @@ from monitor import queries as q
 from monitor.plan.model import FLEET, Tier
 from monitor.rules.buckets import bracket
 from monitor.rules.context import PLAN_LABEL, Context
-from monitor.rules.model import AlertRule, Group, RecordingRule, hold
+from monitor.rules.model import AlertRule, Group, RecordingRule, held_over
 from monitor.rules.promql import count_above, count_total, fleet_sum, number, selector_matchers
 from monitor.rules.runbooks import runbook
 from monitor.rules.thresholds import KV_FULL_RATIO, MIN_REQUESTS, DriftThreshold, fleet_thresholds, tier_thresholds
@@ -112,12 +113,11 @@ def _enough(ctx: Context, tier: Tier, window: str) -> str:
 
 def _alert(ctx: Context, trigger: str, tier_name: str, expr: str, summary: str, description: str) -> AlertRule:
     d = trigger_def(trigger)
-    held = hold(d.hold_seconds, ctx.hold_scale)
-    shown = f"held {_held(d.hold_seconds)}" if held else "no hold time"
+    shown = f"held {_held(d.hold_seconds)}" if d.hold_seconds > 0 else "no hold time"
     return AlertRule(
         alert=alert_name(trigger),
-        expr=expr,
-        hold=held,
+        expr=held_over(expr, d.hold_seconds, ctx.hold_scale),
+        hold=None,
         labels={"severity": d.severity.value, "trigger": trigger, **ctx.labels(tier_name)},
         annotations={
             "summary": summary,

@@ -7,18 +7,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from monitor.rules.promql import duration
+from monitor.triggers.hold import hold_step_ms, window_ms
 
-__all__ = ["ANNOTATIONS", "AlertRule", "Group", "RecordingRule", "RuleFile", "hold"]
+__all__ = ["ANNOTATIONS", "AlertRule", "Group", "RecordingRule", "RuleFile", "held_over"]
 
 # Every alert carries these, in this order.
 ANNOTATIONS = ("summary", "description", "runbook")
 
 
-def hold(seconds: float, scale: float = 1.0) -> str | None:
-    """A `for:` duration: the hold time scaled (tests shorten it), None for no hold."""
+def held_over(expr: str, seconds: float, scale: float = 1.0) -> str:
+    """`expr` (a filter: a series per case the condition holds) where it also held over the hold period, judged
+    on the history Prometheus holds as `monitor.triggers.hold` defines it: at every step of the subquery
+    `[hold + step:step]`, as planwatch's `check` and `serve` judge it. An alert on this needs no `for:`, so a
+    condition the history already shows fires at once (a `for:` would wait out the hold from the rule's first
+    evaluation, after every Prometheus restart too). `scale` shortens the hold (tests only)."""
     if not scale > 0:
         raise ValueError(f"hold_scale must be positive, got {scale!r}")
-    return duration(max(1.0, seconds * scale)) if seconds > 0 else None
+    if seconds <= 0:
+        return expr
+    hold_ms = max(1000, round(seconds * scale * 1000))
+    sampled = f"[{_ms(window_ms(hold_ms))}:{_ms(hold_step_ms(hold_ms))}]"
+    # Sampled at every step (count of the condition) == samples in the range (count of an always-true vector).
+    return (
+        f"({expr}) and (count_over_time(({expr}){sampled}) >= on () group_left () count_over_time(vector(1){sampled}))"
+    )
+
+
+def _ms(milliseconds: int) -> str:
+    return duration(milliseconds / 1000) if milliseconds % 1000 == 0 else f"{milliseconds}ms"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from monitor.rules.buckets import (
     latency_bracket,
 )
 from monitor.rules.context import Context
-from monitor.rules.model import AlertRule, Group, RecordingRule, hold
+from monitor.rules.model import AlertRule, Group, RecordingRule, held_over
 from monitor.rules.promql import number, selector_matchers, share_above
 from monitor.rules.runbooks import runbook
 from monitor.slo import SRE_POLICY, BurnWindow, budget_spent, latency_objective
@@ -140,8 +140,8 @@ def _alerts(ctx: Context, tier: Tier, kind: SLOKind) -> Iterator[AlertRule]:
         trigger = kind.trigger(w.severity)
         yield AlertRule(
             alert=kind.alert,
-            expr=f"{burn[0]} and {burn[1]}{gate}",
-            hold=hold(trigger_def(trigger).hold_seconds, ctx.hold_scale),
+            expr=held_over(f"{burn[0]} and {burn[1]}{gate}", trigger_def(trigger).hold_seconds, ctx.hold_scale),
+            hold=None,
             labels={
                 "severity": w.severity,
                 "trigger": trigger,

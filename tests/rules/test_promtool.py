@@ -1,5 +1,6 @@
 """promtool on the committed rules: `check rules` on every file, `test rules` on every unit-test file, and a
-coverage check that every alerting rule is tested before its `for:` elapses (no alert) and after (firing).
+coverage check that every alerting rule is tested before its hold (`for:`, or the hold it judges on history)
+elapses (no alert) and after (firing).
 
 An alerting rule is identified by its alert name and static labels; an expected alert belongs to the rule of
 that name whose static labels it carries, the most specific one when several match (a catch-all rule has
@@ -54,10 +55,21 @@ class AlertRule:
         return f"{self.name}{dict(sorted(self.labels))}"
 
 
+# An alert held on history (monitor.rules.model.held_over) samples `[hold + step:step]`, with no `for:`.
+_HELD_OVER = re.compile(r"count_over_time\(vector\(1\)\[(\w+):(\w+)\]\)")
+
+
+def _hold_seconds(rule: dict[str, Any]) -> float:
+    held = _HELD_OVER.search(rule["expr"])
+    if held:
+        return parse_duration(held.group(1)) - parse_duration(held.group(2))
+    return parse_duration(rule.get("for", "0s"))
+
+
 def _alert_rules(path: Path) -> list[AlertRule]:
     doc = yaml.safe_load(path.read_text())
     return [
-        AlertRule(r["alert"], frozenset(r.get("labels", {}).items()), parse_duration(r.get("for", "0s")))
+        AlertRule(r["alert"], frozenset(r.get("labels", {}).items()), _hold_seconds(r))
         for g in doc["groups"]
         for r in g["rules"]
         if "alert" in r

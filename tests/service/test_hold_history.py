@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from monitor.evaluation import EvaluationInputs, evaluate
-from monitor.hold_history import held_in_history, probe_times
+from monitor.hold_history import held_in_history
 from monitor.observe.model import Measurement
 from monitor.plan import load_plan
 from monitor.service.app import Services
@@ -28,7 +28,8 @@ def _long_prompts(collector: FakeCollector, since: float | None) -> None:
     ("began_minutes_ago", "state"),
     [
         pytest.param(120, "active", id="a condition history shows for two hours is active at first sight"),
-        pytest.param(31, "active", id="one that history shows just past its 30-minute hold is active"),
+        pytest.param(41, "active", id="one that history shows past its 30-minute hold and a step is active"),
+        pytest.param(29, "pending", id="one that began inside the 30-minute hold is pending"),
         pytest.param(15, "pending", id="one that began 15 minutes ago is pending"),
         pytest.param(None, "pending", id="one that begins now is pending"),
     ],
@@ -46,8 +47,8 @@ def test_serve_judges_a_new_trigger_on_history(
 @pytest.mark.parametrize(
     ("began_minutes_ago", "held_from_minutes_ago"),
     [
-        pytest.param(120, 30, id="held at every probe back to the longest hold"),
-        pytest.param(25, 20, id="held since the probe 20 minutes back, not the one at 30"),
+        pytest.param(120, 40, id="held at every sample back to the last one before the hold began"),
+        pytest.param(25, 20, id="held since the sample 20 minutes back, not the one at 30"),
         pytest.param(5, None, id="not at the first probe back: no history hold"),
     ],
 )
@@ -62,7 +63,3 @@ def test_the_history_hold_is_the_earliest_unbroken_probe(
     held = held_in_history(collector, plan, NOW, "1h", [KEY])
     expected = None if held_from_minutes_ago is None else NOW - held_from_minutes_ago * 60
     assert held.get(KEY) == expected
-
-
-def test_probes_span_the_hold_newest_first() -> None:
-    assert probe_times(NOW, 1800.0) == [NOW - 600, NOW - 1200, NOW - 1800]
