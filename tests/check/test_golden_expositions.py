@@ -14,7 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from fleetsim.promstack import RESTORE_VLLM_COLONS, ScrapeJob
+from monitor import queries as q
 from monitor.cli.main import build_app
+from monitor.queries import Query
+from monitor.source import HttpPrometheusSource, SourceSettings, measurement
 from tests.harness.replay import ReplayExporter
 from tests.harness.stack import Stack, api_query, wait_for
 
@@ -23,30 +26,68 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "expositions"
 PERIOD = 100.0  # cumulative values grow by their recorded value every PERIOD seconds
-TIERS = {"v0": "vllm-v0-aibrix-runtime.txt", "docs": "vllm-docs-usage-metrics.txt"}
+AIBRIX, DOCS = "vllm-v0-aibrix-runtime.txt", "vllm-docs-usage-metrics.txt"
+DCGM, KSM = "dcgm-exporter-h100-mig-kserve.txt", "kube-state-metrics-pod-status-ready.txt"
+# The KServe pods the dcgm-exporter dump maps MIG slices 7 and 9 of GPU 0 to (slice 8 is allocated to none).
+EMBEDDING = "text-embedding-predictor-00008-deployment-57946f6c67-vdtjl"
+TTS = "tts-predictor-00011-deployment-5554f75554-8j8pl"
+# (tier, vLLM dump, namespace, pod): the pods of the dcgm-exporter and kube-state-metrics dumps, each served
+# the AIBrix vLLM dump, so the GPU and readiness joins have a replica to land on.
+REPLICAS = (
+    ("v0", AIBRIX, "llm", "v0-0"),
+    ("docs", DOCS, "llm", "docs-0"),
+    ("mig", AIBRIX, "model-playground-stg", EMBEDDING),
+    ("mig", AIBRIX, "model-playground-stg", TTS),
+    ("ready", AIBRIX, "ns1", "pod1"),
+    ("unready", AIBRIX, "ns2", "pod2"),
+)
+TIERS = tuple(dict.fromkeys(tier for tier, *_ in REPLICAS))
+# A Kubernetes scrape of a node or cluster exporter labels its series with the exporter's own pod; the
+# workload's namespace/pod the exporter reports become exported_namespace/exported_pod (honor_labels false).
+EXPORTERS = {
+    "dcgm-exporter": (DCGM, {"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-7kx2d"}),
+    "kube-state-metrics": (KSM, {"namespace": "kube-system", "pod": "kube-state-metrics-6d4b9c7f5-x2x9q"}),
+}
 
 
 @pytest.fixture(scope="module")
 def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Every fixture behind its own target, one Prometheus scraping them all each second."""
+    """One server per dump, one scrape job per replica and exporter, one Prometheus scraping them each second."""
     stack = Stack(tmp_path_factory.mktemp("golden"))
-    exporters = {tier: ReplayExporter((FIXTURES / name).read_text(), PERIOD) for tier, name in TIERS.items()}
+    dumps = {name for _, name, *_ in REPLICAS} | {name for name, _ in EXPORTERS.values()}
+    servers = {name: ReplayExporter((FIXTURES / name).read_text(), PERIOD) for name in dumps}
     try:
-        jobs = [ScrapeJob(f"vllm-{tier}", targets=(e.target,), metric_relabel_configs=[RESTORE_VLLM_COLONS],
-                          labels={"tier": tier, "namespace": "llm", "pod": f"{tier}-0"})
-                for tier, e in exporters.items()]  # fmt: skip
+        jobs = [ScrapeJob(f"vllm-{i}", targets=(servers[name].target,), metric_relabel_configs=[RESTORE_VLLM_COLONS],
+                          labels={"tier": tier, "namespace": namespace, "pod": pod})
+                for i, (tier, name, namespace, pod) in enumerate(REPLICAS)]  # fmt: skip
+        jobs += [ScrapeJob(job, targets=(servers[name].target,), labels=labels)
+                 for job, (name, labels) in EXPORTERS.items()]  # fmt: skip
         prom = stack.prometheus(jobs, scrape_interval="1s")
         wait_for(lambda: api_query(prom.url, "min(count_over_time(up[1m])) >= 12"), 40, "twelve scrapes")
         yield prom.url
     finally:
         stack.close()
-        for e in exporters.values():
-            e.close()
+        for server in servers.values():
+            server.close()
+
+
+@pytest.mark.parametrize(
+    ("expr", "count"),
+    [
+        pytest.param('DCGM_FI_PROF_GR_ENGINE_ACTIVE{exported_pod!="", pod="nvidia-dcgm-exporter-7kx2d"}', 2,
+                     id="the scrape renamed the pod of the two allocated slices to exported_pod"),
+        pytest.param('DCGM_FI_PROF_GR_ENGINE_ACTIVE{exported_pod=""}', 1, id="the unallocated slice kept no pod"),
+        pytest.param('kube_pod_status_ready{exported_namespace=~"ns1|ns2", namespace="kube-system"}', 6,
+                     id="kube-state-metrics' pod labels were renamed too"),
+    ],
+)  # fmt: skip
+def test_the_scrape_adds_the_labels_kubernetes_does(scraped: str, expr: str, count: int) -> None:
+    assert len(api_query(scraped, expr)) == count
 
 
 @pytest.fixture(scope="module")
 def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """One `planwatch check` per fixture, at the same moment."""
+    """One `planwatch check` per tier, at the same moment."""
     work = tmp_path_factory.mktemp("plans")
     return {tier: _check(scraped, tier, work) for tier in TIERS}
 
@@ -82,6 +123,24 @@ def _check(url: str, tier: str, tmp_path: Path) -> dict[str, Any]:
         pytest.param("docs", "replicas_up", None, "no vllm:num_requests_running series",
                      id="docs: a dump without the key series says what keys on it"),
         pytest.param("docs", "request_rate", None, "no data", id="docs: no request counters, no request rate"),
+        pytest.param("mig", "replicas_up", 2.0, None, id="MIG: the two KServe pods are the tier's replicas"),
+        pytest.param("mig", "gpu_utilization", 0.0, None,
+                     id="MIG: slices without GPU_UTIL read GR_ENGINE_ACTIVE x 100, here idle"),
+        pytest.param("mig", "gpu_memory_used_fraction", None, "no data",
+                     id="MIG: H100 slices report no framebuffer, memory is unknown, not 0"),
+        pytest.param("mig", "gpu_power_watts", None, "no data", id="MIG: the dump holds no power field"),
+        pytest.param("mig", "gpu_xid_errors", None, "no data",
+                     id="MIG: no XID field in the dump, XID errors unknown, not 0"),
+        pytest.param("mig", "replicas_ready", 2.0, "kube-state-metrics absent: replicas up",
+                     id="MIG: kube-state-metrics knows other pods only, ready falls back to replicas up"),
+        pytest.param("ready", "replicas_ready", 1.0, None, id="KSM: pod1's Ready=true reads one ready replica"),
+        pytest.param("unready", "replicas_ready", 0.0, None,
+                     id="KSM: pod2 is up but Ready=false, so no ready replica, not the replica up"),
+        pytest.param("unready", "replicas_up", 1.0, None, id="KSM: the unready pod still serves its scrape"),
+        pytest.param("ready", "cold_start_p95", None, "no replica started in 1h",
+                     id="KSM: a pod ready since 2017 started no replica in the window"),
+        pytest.param("ready", "gpu_utilization", None, "no data",
+                     id="KSM: no dcgm-exporter series names pod1, no GPU values"),
     ],
 )  # fmt: skip
 def test_check_reads_what_a_real_dump_implies(
@@ -94,3 +153,19 @@ def test_check_reads_what_a_real_dump_implies(
         assert m["value"] == pytest.approx(value, rel=0.05, abs=1e-9), m
         if reason:
             assert reason in m["reason"], m
+
+
+@pytest.mark.parametrize(
+    ("query", "tier", "value"),
+    [
+        pytest.param(q.GPU_COUNT, "mig", 2.0, id="two MIG slices allocated to the tier's pods are two devices"),
+        pytest.param(q.GPU_COUNT, "ready", None, id="a tier no dcgm-exporter series names has no GPU count"),
+        pytest.param(q.XID_GPUS, "mig", None, id="GPUs without the XID field leave XID errors unknown"),
+    ],
+)  # fmt: skip
+def test_catalog_counts_the_devices_a_real_dump_implies(
+    scraped: str, query: Query, tier: str, value: float | None
+) -> None:
+    with HttpPrometheusSource(SourceSettings(url=scraped, retries=0)) as source:
+        m = measurement(source.instant(query.for_tier({"tier": tier}, window="1m"), time.time()))
+    assert m.value == value, m
