@@ -46,7 +46,8 @@ def _bounds(samples: Samples) -> dict[tuple[tuple[str, str], ...], dict[float, s
     for labels, value in samples:
         if "le" not in labels or math.isnan(value):
             continue
-        key = tuple(sorted((k, v) for k, v in labels.items() if k != "le"))
+        # A recorded series carries its name; the histogram is told apart by its other labels.
+        key = tuple(sorted((k, v) for k, v in labels.items() if k not in ("le", "__name__")))
         out.setdefault(key, {})[float(labels["le"])] = labels["le"]
     return out
 
