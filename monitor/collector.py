@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any, cast
 
 from monitor import queries as q
@@ -182,12 +183,15 @@ class PrometheusCollector:
     # The whole collection's bound (the source's configured timeout): queries still running past it end the
     # cycle as "Prometheus unreachable", however many there are, rather than taking timeout x queries / workers.
     cycle_timeout: float | None = None
+    # The probe the last `collect` started with: `health` at the same evaluation time reuses it, so a service
+    # cycle (collect, then health) probes Prometheus once, not twice.
+    _probe: SourceHealth | None = dataclass_field(default=None, init=False, repr=False, compare=False)
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
         ends the collection at once: the queries still queued are cancelled, not retried one by one."""
         ends = time.monotonic() + self.cycle_timeout if self.cycle_timeout else None
-        probe = check_health(self.source)  # one cheap query first, not a fan-out of doomed ones
+        probe = self._probe = check_health(self.source, now)  # one cheap query first, not a fan-out of doomed ones
         if not probe.reachable:
             raise PrometheusUnreachable(probe.url, probe.reason)
         pool = ThreadPoolExecutor(max_workers=self.workers)
@@ -314,10 +318,16 @@ class PrometheusCollector:
         return DemandHistory(tier, step_seconds, stamps, tuple(values), expr)
 
     def health(self, now: float) -> SourceHealth:
-        h = check_health(self.source)
-        age = self.source.instant("min(time() - timestamp(vllm:num_requests_running))", at=now) if h.reachable else None
-        newest = age.samples[0].value if age and age.samples else None
-        return SourceHealth(h.reachable, h.url, h.reason, newest)
+        """The probe of this cycle's `collect` (or a new one), and the age of the newest vLLM sample."""
+        probe = self._probe
+        h = probe if probe is not None and probe.checked_at == now else check_health(self.source, now)
+        if not h.reachable:
+            return h
+        try:
+            age = self.source.instant("min(time() - timestamp(vllm:num_requests_running))", at=now)
+        except PrometheusUnreachable as exc:  # gone since the probe
+            return replace(h, reachable=False, reason=exc.reason)
+        return replace(h, newest_sample_age_seconds=_finite(age.samples[0].value) if age.samples else None)
 
     def _observation(
         self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str, share: float

@@ -18,7 +18,8 @@ from monitor.export import (
     without_nan,
 )
 from monitor.forecasts import TierForecast
-from monitor.service.results import Outcome, Snapshot, SourceStatus
+from monitor.observe.collector import SourceHealth
+from monitor.service.results import Outcome, Snapshot
 from monitor.service.state import Acknowledgement, Episode
 from monitor.sizing.export import sizing_to_dict
 from monitor.triggers import TriggerRecord, TriggerState
@@ -179,7 +180,7 @@ def _forecast(f: TierForecast) -> dict[str, Any]:
     }
 
 
-def source_dict(source: SourceStatus) -> dict[str, Any]:
+def source_dict(source: SourceHealth) -> dict[str, Any]:
     return {
         "url": source.url,
         "reachable": source.reachable,
