@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monitor.advice import Recommendation, ScaleStep
 from monitor.drift import DriftRow
@@ -11,9 +11,13 @@ from monitor.evaluation import Evaluation, TierEvaluation
 from monitor.observe.model import Measurement
 from monitor.triggers import TriggerRecord, trigger_def
 
+if TYPE_CHECKING:  # the forecasting stack takes a second to import; rendering a forecast needs none of it
+    from monitor.forecasts import TierForecast
+
 __all__ = [
     "drift_row_to_dict",
     "evaluation_to_dict",
+    "forecast_to_dict",
     "measurement_to_dict",
     "recommendation_to_dict",
     "schedule_step_to_dict",
@@ -135,4 +139,28 @@ def schedule_step_to_dict(s: ScaleStep) -> dict[str, Any]:
         "demand_rps": s.demand_rps,
         "cold_start_seconds": s.cold_start_seconds,
         "margin_seconds": s.margin_seconds,
+    }
+
+
+def forecast_to_dict(f: TierForecast) -> dict[str, Any]:
+    """A tier's forecast: the API's /v1/forecast entry and the body of `planwatch forecast --format json`."""
+    o = f.outlook
+    return {
+        "name": f.tier,
+        "model": f.model,
+        "reason": f.reason,
+        "fitted_at": f.fitted_at,
+        "step_seconds": f.step_seconds,
+        "history_points": f.history_points,
+        "backtest_mase": f.backtest_mase,
+        "next_peak": {
+            "at": f.next_peak_at,
+            "requests_per_second": f.next_peak_rps,
+            "upper_requests_per_second": f.next_peak_upper_rps,
+        },
+        "interval": "80%",
+        "timestamps": list(o.timestamps),
+        "mean": list(o.mean),
+        "lower": list(f.lower),
+        "upper": list(o.upper),
     }

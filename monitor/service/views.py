@@ -11,13 +11,13 @@ from typing import Any
 from monitor.export import (
     drift_row_to_dict,
     evaluation_to_dict,
+    forecast_to_dict,
     measurement_to_dict,
     recommendation_to_dict,
     schedule_step_to_dict,
     trigger_to_dict,
     without_nan,
 )
-from monitor.forecasts import TierForecast
 from monitor.observe.collector import SourceHealth
 from monitor.service.results import Outcome, Snapshot
 from monitor.service.state import Acknowledgement, Episode
@@ -152,32 +152,9 @@ def _trigger(
 
 
 def forecast_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
-    tiers = [_forecast(f) for name, f in sorted(s.forecasts.items()) if tier in (None, name)]
+    tiers = [forecast_to_dict(f) for name, f in sorted(s.forecasts.items()) if tier in (None, name)]
     errors = {name: why for name, why in s.forecast_errors.items() if tier in (None, name)}
     return {"plan": s.plan.name, "refit_at": s.forecast_refit_at, "tiers": tiers, "errors": errors}
-
-
-def _forecast(f: TierForecast) -> dict[str, Any]:
-    o = f.outlook
-    return {
-        "name": f.tier,
-        "model": f.model,
-        "reason": f.reason,
-        "fitted_at": f.fitted_at,
-        "step_seconds": f.step_seconds,
-        "history_points": f.history_points,
-        "backtest_mase": f.backtest_mase,
-        "next_peak": {
-            "at": f.next_peak_at,
-            "requests_per_second": f.next_peak_rps,
-            "upper_requests_per_second": f.next_peak_upper_rps,
-        },
-        "interval": "80%",
-        "timestamps": list(o.timestamps),
-        "mean": list(o.mean),
-        "lower": list(f.lower),
-        "upper": list(o.upper),
-    }
 
 
 def source_dict(source: SourceHealth) -> dict[str, Any]:
