@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from monitor.advice import Recommendation, ScaleStep
 from monitor.drift import DriftRow
@@ -21,6 +22,7 @@ __all__ = [
     "measurement_to_dict",
     "recommendation_to_dict",
     "schedule_step_to_dict",
+    "tier_to_dict",
     "trigger_to_dict",
     "without_nan",
 ]
@@ -50,14 +52,20 @@ def evaluation_to_dict(ev: Evaluation) -> dict[str, Any]:
     }
 
 
-def tier_to_dict(t: TierEvaluation) -> dict[str, Any]:
-    return {
-        "name": t.tier,
-        "window": t.observation.window,
-        "drift": [drift_row_to_dict(r) for r in t.drift],
-        "observations": {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()},
-        "recommendation": recommendation_to_dict(t.recommendation) if t.recommendation else None,
-    }
+# A tier's parts, each written once: the evaluation carries them all; /v1/observations and /v1/drift one each.
+_TIER_PARTS: dict[str, Callable[[TierEvaluation], Any]] = {
+    "drift": lambda t: [drift_row_to_dict(r) for r in t.drift],
+    "observations": lambda t: {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()},
+    "recommendation": lambda t: recommendation_to_dict(t.recommendation) if t.recommendation else None,
+}
+TierPart = Literal["drift", "observations", "recommendation"]
+
+
+def tier_to_dict(
+    t: TierEvaluation, parts: Sequence[TierPart] = ("drift", "observations", "recommendation")
+) -> dict[str, Any]:
+    """A tier's section: its name and window, then the parts asked for (all of them in the evaluation)."""
+    return {"name": t.tier, "window": t.observation.window, **{part: _TIER_PARTS[part](t) for part in parts}}
 
 
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:

@@ -9,12 +9,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from monitor.export import (
-    drift_row_to_dict,
     evaluation_to_dict,
     forecast_to_dict,
-    measurement_to_dict,
     recommendation_to_dict,
     schedule_step_to_dict,
+    tier_to_dict,
     trigger_to_dict,
     without_nan,
 )
@@ -77,20 +76,13 @@ def evaluation_body(s: Snapshot) -> dict[str, Any]:
 
 def observations_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
     assert s.evaluation is not None
-    tiers = [
-        {"name": t.tier, "window": t.observation.window,
-         "observations": {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()}}
-        for t in s.evaluation.sections if tier in (None, t.tier)
-    ]  # fmt: skip
+    tiers = [tier_to_dict(t, ("observations",)) for t in s.evaluation.sections if tier in (None, t.tier)]
     return {**_header(s), "source": source_dict(s.source), "tiers": tiers}
 
 
 def drift_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
     assert s.evaluation is not None
-    tiers = [
-        {"name": t.tier, "window": t.observation.window, "drift": [drift_row_to_dict(r) for r in t.drift]}
-        for t in s.evaluation.sections if tier in (None, t.tier)
-    ]  # fmt: skip
+    tiers = [tier_to_dict(t, ("drift",)) for t in s.evaluation.sections if tier in (None, t.tier)]
     return {**_header(s), "status": s.evaluation.worst_drift.value, "tiers": tiers}
 
 
