@@ -291,11 +291,32 @@ class PrometheusProcess(ManagedProcess):
 
     kind = "prometheus"
 
-    def __init__(self, *args: Any, config: PrometheusConfig, config_path: Path, data_dir: Path) -> None:
+    def __init__(
+        self, *args: Any, config: PrometheusConfig, config_path: Path, data_dir: Path, argv: Sequence[str] = ()
+    ) -> None:
         super().__init__(*args)
         self.config = config
         self.config_path = config_path
         self.data_dir = data_dir
+        self._argv = tuple(argv)  # the command line it runs, on its port: `restart` runs it again
+
+    def stop_keeping_data(self) -> None:
+        """Stop the server as an outage would, keeping its port, configuration and data for `restart`."""
+        _terminate(self._popen)
+
+    def restart(self, timeout: float = 30.0) -> None:
+        """Start it again after `stop_keeping_data`: the same URL, the same data; waits for `/-/ready`."""
+        if self.running():
+            return
+        with open(self.log_path, "ab") as log:
+            self._popen = subprocess.Popen(
+                self._argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.workdir
+            )
+        try:
+            _wait_ready(self._popen, f"{self.url}/-/ready", timeout, self.kind, self.log_path)
+        except BaseException:
+            _terminate(self._popen)
+            raise
 
     @classmethod
     def start(
@@ -323,7 +344,8 @@ class PrometheusProcess(ManagedProcess):
             ]
 
         popen, port, log_path = _start_on_free_port(argv, work, "prometheus", timeout, owns)
-        return cls(popen, port, work, log_path, owns, config=config, config_path=config_path, data_dir=data_dir)
+        return cls(popen, port, work, log_path, owns, config=config, config_path=config_path, data_dir=data_dir,
+                   argv=argv(port))  # fmt: skip
 
     def reload(self, config: PrometheusConfig | None = None, timeout: float = 10.0) -> None:
         """Rewrite the config (if given) and POST /-/reload; rule files are re-read either way."""

@@ -23,8 +23,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any, cast
 
+from monitor import collector_fields as reads
 from monitor import queries as q
 from monitor.batch_collect import with_batch_readings
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
@@ -33,8 +35,6 @@ from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET, Plan, Tier
-from monitor.queries.cost import GPUS_MEAN, TOKENS_RATE
-from monitor.queries.query import Query
 from monitor.queries.recorded import Recorded, earliest, freshness
 from monitor.queries.reproduce import fraction_over_expr, quantile_expr
 from monitor.queries.selector import Selector
@@ -44,93 +44,9 @@ from monitor.units import parse_duration
 
 __all__ = ["BURN_WINDOWS", "PrometheusCollector", "queries_per_tier"]
 
-# Burn windows judged by planwatch itself: the page pairs of the SRE policy (1h/5m, 6h/30m). The ticket
-# pairs (1d/2h, 3d/6h) run as Prometheus rules (`rules/`), where long windows are cheap.
-BURN_WINDOWS = ("5m", "30m", "1h", "6h")
-
-# Observation field -> (catalog query, which window: "window" = the check window, "long" = the long window).
-_FIELDS: dict[str, tuple[Query, str]] = {
-    "request_rate": (q.REQUEST_RATE, "window"),
-    "demand_rate": (q.DEMAND_RATE, "window"),
-    "peak_rate": (q.PEAK_REQUEST_RATE.with_window("1h", step="5m"), "long"),
-    "average_rate": (q.REQUEST_RATE, "long"),
-    "prefix_hit_rate": (q.PREFIX_CACHE_HIT_RATIO, "window"),
-    "kv_occupancy_mean": (q.KV_USAGE_MEAN, "window"),
-    "kv_occupancy_max": (q.KV_USAGE_MAX, "window"),
-    "preemption_rate": (q.PREEMPTION_RATE, "window"),
-    "running": (q.RUNNING, "window"),
-    "waiting": (q.WAITING, "window"),
-    "output_tokens_per_second_per_replica": (q.GENERATION_TOKENS_PER_REPLICA, "window"),
-    "prompt_tokens_rate": (q.PROMPT_TOKENS_RATE, "window"),
-    "batch_per_replica": (q.BATCH_PER_REPLICA, "window"),
-    "error_ratio": (q.ERROR_RATIO, "window"),
-    "replicas_up": (q.REPLICAS_UP, "window"),
-    "replicas_ready": (q.REPLICAS_READY, "window"),
-    "cold_start_p95": (q.COLD_START_P95, "long"),
-    "calls_per_request": (q.CALLS_PER_USER_REQUEST, "window"),
-    "gpu_utilization": (q.GPU_UTIL_MEAN, "window"),
-    "gpu_dram_active": (q.DRAM_ACTIVE_MEAN, "window"),
-    "gpu_memory_used_fraction": (q.GPU_MEMORY_USED_RATIO, "window"),
-    "gpu_power_watts": (q.GPU_POWER_MEAN, "window"),
-    "gpu_xid_errors": (q.XID_GPUS, "window"),
-    "tokens_rate_long": (TOKENS_RATE, "long"),
-    "gpus_mean_long": (GPUS_MEAN, "long"),
-}
-# Histogram -> (bucket-vector query, {observation field: (quantile, the quantile's own catalog query)}).
-_HISTOGRAMS: dict[str, tuple[Query, dict[str, tuple[float, Query]]]] = {
-    "ttft": (q.TTFT_BUCKETS, {"ttft_p50": (0.5, q.TTFT_P50), "ttft_p95": (0.95, q.TTFT_P95),
-                              "ttft_p99": (0.99, q.TTFT_P99)}),
-    "tpot": (q.TPOT_BUCKETS, {"tpot_p50": (0.5, q.TPOT_P50), "tpot_p95": (0.95, q.TPOT_P95),
-                              "tpot_p99": (0.99, q.TPOT_P99)}),
-    "itl": (q.ITL_BUCKETS, {"itl_p95": (0.95, q.ITL_P95)}),
-    "prompt": (q.PROMPT_TOKENS_BUCKETS, {"prompt_p50": (0.5, q.PROMPT_TOKENS_P50),
-                                         "prompt_p95": (0.95, q.PROMPT_TOKENS_P95)}),
-    "output": (q.OUTPUT_TOKENS_BUCKETS, {"output_p50": (0.5, q.OUTPUT_TOKENS_P50),
-                                         "output_p95": (0.95, q.OUTPUT_TOKENS_P95)}),
-    "queue": (q.QUEUE_TIME_BUCKETS, {"queue_time_p95": (0.95, q.QUEUE_TIME_P95)}),
-}  # fmt: skip
-# Observation field -> how it is read from recorded series (monitor.queries.recorded). The long-window
-# readings differ from their raw queries in one way each: the peak is the highest 5-minute rate (the raw
-# query's slices are 5 minutes too), and cold start is the slowest hour's p95 (the rule's own window),
-# which errs on the early side for scale-up lead times. Running and waiting requests are read raw: an
-# instant sum costs one sample per replica, and a recorded one would lag a rule interval behind the queue.
-_RECORDED: dict[str, Recorded] = {
-    "request_rate": Recorded(q.REQUEST_RATE),
-    "demand_rate": Recorded(q.DEMAND_RATE),
-    "peak_rate": Recorded(q.REQUEST_RATE, "max"),
-    "average_rate": Recorded(q.REQUEST_RATE),
-    "prefix_hit_rate": Recorded(
-        q.PREFIX_CACHE_HITS_RATE, per=q.PREFIX_CACHE_QUERIES_RATE, fallback=q.PREFIX_CACHE_HIT_RATE_V0
-    ),
-    "kv_occupancy_mean": Recorded(q.KV_USAGE_MEAN),
-    "kv_occupancy_max": Recorded(q.KV_USAGE_MAX, "max"),
-    "preemption_rate": Recorded(q.PREEMPTION_RATE),
-    "output_tokens_per_second_per_replica": Recorded(q.GENERATION_TOKENS_PER_REPLICA),
-    "prompt_tokens_rate": Recorded(q.PROMPT_TOKENS_RATE),
-    "batch_per_replica": Recorded(q.BATCH_PER_REPLICA),
-    "error_ratio": Recorded(q.ERROR_RATE, per=q.REQUEST_RATE),
-    "replicas_up": Recorded(q.REPLICAS_UP, "last"),
-    "replicas_ready": Recorded(q.REPLICAS_READY, "last"),
-    "cold_start_p95": Recorded(q.COLD_START_P95, "max"),
-    "calls_per_request": Recorded(q.GATEWAY_CALLS_RATE, per=q.GATEWAY_USER_REQUESTS_RATE),
-    "gpu_utilization": Recorded(q.GPU_UTIL_MEAN),
-    "gpu_dram_active": Recorded(q.DRAM_ACTIVE_MEAN),
-    "gpu_memory_used_fraction": Recorded(q.GPU_MEMORY_USED_RATIO, "max"),
-    "gpu_power_watts": Recorded(q.GPU_POWER_MEAN),
-    "gpu_xid_errors": Recorded(q.XID_GPUS, "max"),
-}
-# Rates and ratios that read 0 over a dead fleet: unknown when no replica is up.
-_NEEDS_A_REPLICA_UP = {"request_rate", "demand_rate", "output_tokens_per_second_per_replica", "batch_per_replica",
-                       "error_ratio", "preemption_rate", "running", "waiting", "prompt_tokens_rate"}  # fmt: skip
-# Statistics over finished requests in the window: judged only with enough requests behind them.
-_PER_REQUEST = ("prompt_p50", "prompt_p95", "output_p50", "output_p95", "ttft_p50", "ttft_p95", "ttft_p99",
-                "tpot_p50", "tpot_p95", "tpot_p99", "itl_p95", "queue_time_p95", "error_ratio",
-                "prefix_hit_rate")  # fmt: skip
-# Statistics of the long window's history: unknown where the history covers too little of it.
-_OVER_HISTORY = ("peak_rate", "average_rate")
-# Facts about the fleet's state or about history, not fresh engine samples: not gated on staleness.
-_NOT_STALENESS_GATED = {"replicas_up", "replicas_ready", "cold_start_p95", "peak_rate", "average_rate",
-                        "tokens_rate_long", "gpus_mean_long"}  # fmt: skip
+# Re-exported where the replay and the benchmarks have always read them.
+BURN_WINDOWS = reads.BURN_WINDOWS
+queries_per_tier = reads.queries_per_tier
 
 Samples = list[tuple[dict[str, str], float]]
 
@@ -141,16 +57,6 @@ class _Buckets:
 
     expr: str
     samples: Samples
-
-
-def queries_per_tier(burn_windows: tuple[str, ...] = BURN_WINDOWS, window: str = "1h", probes: bool = True) -> int:
-    """Fixed per tier, whatever the replica count: instant fields, data age, speculative decoding, one bucket vector per
-    histogram and window (TTFT and TPOT also per burn window), error ratio per burn window, the two
-    request-rate histories of the fleet view, and (unless the recording rules are switched off) the two
-    probes that tell whether the tier's recorded series are fresh and how far back they reach."""
-    slo_windows = len({window, *burn_windows})
-    fixed = len(_FIELDS) + 2 + (len(_HISTOGRAMS) - 2) + 2 * slo_windows + len(burn_windows) + 2
-    return fixed + (2 if probes else 0)
 
 
 # A window is answered from recorded series when they reach back to its start, give or take the probe's
@@ -182,12 +88,15 @@ class PrometheusCollector:
     # The whole collection's bound (the source's configured timeout): queries still running past it end the
     # cycle as "Prometheus unreachable", however many there are, rather than taking timeout x queries / workers.
     cycle_timeout: float | None = None
+    # The probe the last `collect` started with: `health` at the same evaluation time reuses it, so a service
+    # cycle (collect, then health) probes Prometheus once, not twice.
+    _probe: SourceHealth | None = dataclass_field(default=None, init=False, repr=False, compare=False)
 
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier, plus the fleet view under `FLEET`. The first PrometheusUnreachable
         ends the collection at once: the queries still queued are cancelled, not retried one by one."""
         ends = time.monotonic() + self.cycle_timeout if self.cycle_timeout else None
-        probe = check_health(self.source)  # one cheap query first, not a fan-out of doomed ones
+        probe = self._probe = check_health(self.source, now)  # one cheap query first, not a fan-out of doomed ones
         if not probe.reachable:
             raise PrometheusUnreachable(probe.url, probe.reason)
         pool = ThreadPoolExecutor(max_workers=self.workers)
@@ -249,15 +158,15 @@ class PrometheusCollector:
         """Every query of one tier, submitted to the pool: instant values, bucket vectors, error ratios."""
         sel = tier.label_selector
         jobs: dict[tuple[str, ...], Future[Any]] = {}
-        for name, (query, w) in _FIELDS.items():
+        for name, (query, w) in reads.FIELDS.items():
             over = self.long_window if w == "long" else window
-            reading = _RECORDED.get(name) if mode.covers(over) else None
+            reading = reads.RECORDED.get(name) if mode.covers(over) else None
             expr = reading.expr(sel, over) if reading else query.for_tier(sel, window=over)
             jobs[("value", name)] = pool.submit(self._value, expr, over, now)
         jobs[("value", "data_age")] = pool.submit(self._value, q.DATA_AGE.for_tier(sel), "now", now)
         spec = q.SPEC_DECODE_TOKENS_PER_STEP.for_tier(sel, window=window)
         jobs[("value", "spec_decode_tokens_per_step")] = pool.submit(self._value, spec, window, now)
-        for family, (buckets, _) in _HISTOGRAMS.items():
+        for family, (buckets, _) in reads.HISTOGRAMS.items():
             windows = {window, *self.burn_windows} if family in ("ttft", "tpot") else {window}
             for w in windows:
                 expr = Recorded(buckets).expr(sel, w) if mode.covers(w) else buckets.for_tier(sel, window=w)
@@ -314,10 +223,16 @@ class PrometheusCollector:
         return DemandHistory(tier, step_seconds, stamps, tuple(values), expr)
 
     def health(self, now: float) -> SourceHealth:
-        h = check_health(self.source)
-        age = self.source.instant("min(time() - timestamp(vllm:num_requests_running))", at=now) if h.reachable else None
-        newest = age.samples[0].value if age and age.samples else None
-        return SourceHealth(h.reachable, h.url, h.reason, newest)
+        """The probe of this cycle's `collect` (or a new one), and the age of the newest vLLM sample."""
+        probe = self._probe
+        h = probe if probe is not None and probe.checked_at == now else check_health(self.source, now)
+        if not h.reachable:
+            return h
+        try:
+            age = self.source.instant("min(time() - timestamp(vllm:num_requests_running))", at=now)
+        except PrometheusUnreachable as exc:  # gone since the probe
+            return replace(h, reachable=False, reason=exc.reason)
+        return replace(h, newest_sample_age_seconds=_finite(age.samples[0].value) if age.samples else None)
 
     def _observation(
         self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str, share: float
@@ -334,9 +249,9 @@ class PrometheusCollector:
         prompt: _Buckets = fetched[("buckets", "prompt", window)]
         requests = _requests_seen(prompt.samples, parse_duration(window))
         gated = {k: self._gate(k, v, age, up) for k, v in values.items()}
-        for key in _PER_REQUEST:
+        for key in reads.PER_REQUEST:
             gated[key] = self._enough(gated[key], requests, window)
-        for key in _OVER_HISTORY:
+        for key in reads.OVER_HISTORY:
             gated[key] = history_gate(gated[key], share, self.long_window, self.min_history_share)
         no_ksm = not gated["replicas_ready"].known
         if no_ksm and gated["replicas_up"].known:
@@ -371,9 +286,9 @@ class PrometheusCollector:
         return replace(value, samples=round(requests))
 
     def _gate(self, key: str, value: Measurement, age: Measurement, up: Measurement) -> Measurement:
-        if key in _NEEDS_A_REPLICA_UP or key.startswith("bad:"):
+        if key in reads.NEEDS_A_REPLICA_UP or key.startswith("bad:"):
             value = gate_down(value, up)
-        if key not in _NOT_STALENESS_GATED:
+        if key not in reads.NOT_STALENESS_GATED:
             value = gate_stale(value, age, self.max_age_seconds)
         return value
 
@@ -382,7 +297,7 @@ def _quantiles(tier: Tier, fetched: Mapping[tuple[str, ...], Any], window: str) 
     """p50/p95/p99 from each histogram's bucket vector, exactly as histogram_quantile computes them; each carries
     the fetched bucket query aggregated to the one series it was computed as (`monitor.queries.reproduce`)."""
     out = {}
-    for family, (_, fields) in _HISTOGRAMS.items():
+    for family, (_, fields) in reads.HISTOGRAMS.items():
         fetched_buckets: _Buckets = fetched[("buckets", family, window)]
         groups = list(buckets_by_group(fetched_buckets.samples).values())
         for field, (quantile, _) in fields.items():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from monitor.advice import Recommendation, ScaleStep
 from monitor.drift import DriftRow
@@ -11,12 +12,17 @@ from monitor.evaluation import Evaluation, TierEvaluation
 from monitor.observe.model import Measurement
 from monitor.triggers import TriggerRecord, trigger_def
 
+if TYPE_CHECKING:  # the forecasting stack takes a second to import; rendering a forecast needs none of it
+    from monitor.forecasts import TierForecast
+
 __all__ = [
     "drift_row_to_dict",
     "evaluation_to_dict",
+    "forecast_to_dict",
     "measurement_to_dict",
     "recommendation_to_dict",
     "schedule_step_to_dict",
+    "tier_to_dict",
     "trigger_to_dict",
     "without_nan",
 ]
@@ -46,14 +52,20 @@ def evaluation_to_dict(ev: Evaluation) -> dict[str, Any]:
     }
 
 
-def tier_to_dict(t: TierEvaluation) -> dict[str, Any]:
-    return {
-        "name": t.tier,
-        "window": t.observation.window,
-        "drift": [drift_row_to_dict(r) for r in t.drift],
-        "observations": {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()},
-        "recommendation": recommendation_to_dict(t.recommendation) if t.recommendation else None,
-    }
+# A tier's parts, each written once: the evaluation carries them all; /v1/observations and /v1/drift one each.
+_TIER_PARTS: dict[str, Callable[[TierEvaluation], Any]] = {
+    "drift": lambda t: [drift_row_to_dict(r) for r in t.drift],
+    "observations": lambda t: {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()},
+    "recommendation": lambda t: recommendation_to_dict(t.recommendation) if t.recommendation else None,
+}
+TierPart = Literal["drift", "observations", "recommendation"]
+
+
+def tier_to_dict(
+    t: TierEvaluation, parts: Sequence[TierPart] = ("drift", "observations", "recommendation")
+) -> dict[str, Any]:
+    """A tier's section: its name and window, then the parts asked for (all of them in the evaluation)."""
+    return {"name": t.tier, "window": t.observation.window, **{part: _TIER_PARTS[part](t) for part in parts}}
 
 
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
@@ -135,4 +147,28 @@ def schedule_step_to_dict(s: ScaleStep) -> dict[str, Any]:
         "demand_rps": s.demand_rps,
         "cold_start_seconds": s.cold_start_seconds,
         "margin_seconds": s.margin_seconds,
+    }
+
+
+def forecast_to_dict(f: TierForecast) -> dict[str, Any]:
+    """A tier's forecast: the API's /v1/forecast entry and the body of `planwatch forecast --format json`."""
+    o = f.outlook
+    return {
+        "name": f.tier,
+        "model": f.model,
+        "reason": f.reason,
+        "fitted_at": f.fitted_at,
+        "step_seconds": f.step_seconds,
+        "history_points": f.history_points,
+        "backtest_mase": f.backtest_mase,
+        "next_peak": {
+            "at": f.next_peak_at,
+            "requests_per_second": f.next_peak_rps,
+            "upper_requests_per_second": f.next_peak_upper_rps,
+        },
+        "interval": "80%",
+        "timestamps": list(o.timestamps),
+        "mean": list(o.mean),
+        "lower": list(f.lower),
+        "upper": list(o.upper),
     }

@@ -13,7 +13,7 @@ from forecasting import ForecastInputError, ForecastResult, ForecastSettings, Se
 from monitor.advice import DemandOutlook
 from monitor.observe.collector import DemandHistory
 
-__all__ = ["TierForecast", "forecast_tier"]
+__all__ = ["TierForecast", "forecast_tier", "history_series", "known_points", "tier_forecast"]
 
 
 @dataclass(frozen=True)
@@ -34,21 +34,35 @@ class TierForecast:
     backtest_mase: float | None = None
 
 
+def history_series(history: DemandHistory) -> Series:
+    """A tier's demand history as the forecaster's series, the one conversion: every step of the grid kept, a
+    step without data NaN (a gap the forecaster fills, never a zero). A caller that wants only the known
+    points drops the NaN itself, where it can be seen."""
+    values = np.array([np.nan if v is None else v for v in history.values], dtype=np.float64)
+    return Series(np.array(history.timestamps, dtype=np.float64), values, name=f"demand {history.tier}")
+
+
+def known_points(series: Series) -> int:
+    """How many steps of the series carry data (the rest are gaps)."""
+    return int(np.count_nonzero(np.isfinite(series.values)))
+
+
 def forecast_tier(history: DemandHistory, now: float, horizon_seconds: float) -> TierForecast:
     """Forecast a tier's demand from its history (gaps are the forecaster's to fill, never zeros).
 
     Advice plans on the 80% upper bound: a ramp that comes early is the one that breaks the SLO.
     """
-    known = [(t, v) for t, v in zip(history.timestamps, history.values, strict=True) if v is not None]
-    if len(known) < 2:
-        raise ForecastInputError(f"{len(known)} point(s) of demand history", source=f"tier {history.tier}")
-    times, values = zip(*known, strict=True)
-    series = Series(np.array(times, dtype=float), np.array(values, dtype=float), name=history.tier)
+    series = history_series(history)
+    known = known_points(series)
+    if known < 2:
+        raise ForecastInputError(f"{known} point(s) of demand history", source=f"tier {history.tier}")
     result = forecast(series, ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds))
-    return _tier_forecast(history.tier, now, result, len(known))
+    return tier_forecast(history.tier, now, result, known)
 
 
-def _tier_forecast(tier: str, now: float, result: ForecastResult, points: int) -> TierForecast:
+def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) -> TierForecast:
+    """A forecast run as a tier's forecast: what the API serves and `planwatch forecast --format json` prints
+    (`monitor.export.forecast_to_dict`), fitted at `now` on `points` known steps of history."""
     rows = result.points(80)
     outlook = DemandOutlook(
         timestamps=tuple(p.timestamp_s for p in rows),

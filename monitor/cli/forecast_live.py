@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
 from forecasting import Series
 from monitor.advice.capacity import capacity_table
 from monitor.collector import PrometheusCollector
+from monitor.forecasts import history_series
 from monitor.observe.collector import DemandHistory
 from monitor.plan.model import Plan, Tier
 from monitor.source import PrometheusSource
@@ -48,10 +47,7 @@ def live_demand(
     end -= end % step_seconds  # whole steps, so repeated runs see the same grid
     collector = PrometheusCollector(source)
     history = collector.demand_history(plan, tier.name, end - history_seconds, end, step_seconds)
-    stamps = np.array(history.timestamps, dtype=np.float64)
-    values = np.array([np.nan if v is None else v for v in history.values], dtype=np.float64)
-    series = Series(stamps, values, name=f"demand {tier.name}")  # NaN marks a gap: the forecaster fills it
-    return LiveDemand(tier, history, series)
+    return LiveDemand(tier, history, history_series(history))  # NaN marks a gap: the forecaster fills it
 
 
 def replica_thresholds(plan: Plan, tier: Tier) -> tuple[float, ...]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from monitor.cli.common import fail
-from monitor.source import HttpPrometheusSource, SourceSettings, TLSOptions
+if TYPE_CHECKING:
+    from monitor.source import HttpPrometheusSource
 
 __all__ = [
     "BearerFile",
@@ -33,6 +33,10 @@ Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP requ
 
 def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, insecure: bool,
                 timeout: float) -> HttpPrometheusSource:  # fmt: skip
+    # The adapter (requests, and the plan's stack behind monitor.cli.common) loads when a command runs, not when
+    # its options are declared: `planwatch forecast --help` imports this module and nothing heavy.
+    from monitor.source import HttpPrometheusSource, SourceSettings, TLSOptions
+
     check_prometheus_url(url)
     parsed: dict[str, str] = {}
     for h in headers or []:
@@ -48,6 +52,13 @@ def make_source(url: str, headers: list[str] | None, bearer_file: Path | None, i
         detail = "; ".join(str(e["msg"]) for e in errors()) if callable(errors) else str(exc)
         fail(f"--prometheus {url!r}: {detail}")
     return HttpPrometheusSource(settings)
+
+
+def fail(message: str) -> NoReturn:
+    """`monitor.cli.common.fail` (exit status 2 with the message), imported when an option is refused."""
+    from monitor.cli.common import fail as refuse
+
+    refuse(message)
 
 
 def check_prometheus_url(url: str) -> None:

@@ -28,10 +28,16 @@ class DemandHistory:
 
 @dataclass(frozen=True)
 class SourceHealth:
-    reachable: bool
+    """Prometheus as one probe found it: the one type for its health, from the probe (`monitor.source.check`)
+    through the collector to the service's /readyz and /metrics. `reachable` is None before the first probe
+    (or when the check itself failed); `checked_at` is the evaluation time it was taken for."""
+
+    reachable: bool | None
     url: str
     reason: str = ""
     newest_sample_age_seconds: float | None = None
+    checked_at: float | None = None
+    version: str | None = None  # the server's build info, where it serves one
 
 
 class Collector(Protocol):
@@ -43,4 +49,7 @@ class Collector(Protocol):
         """Demand (finished requests plus queue growth) for forecasting. Raises PrometheusUnreachable."""
         ...
 
-    def health(self, now: float) -> SourceHealth: ...
+    def health(self, now: float) -> SourceHealth:
+        """Prometheus's health for the cycle at `now`: after a `collect` at the same `now`, its probe is reused,
+        so a cycle probes once. Never raises for an unreachable server (the answer says so)."""
+        ...

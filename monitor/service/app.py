@@ -22,13 +22,13 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from monitor.collector import PrometheusCollector
-from monitor.observe.collector import Collector
+from monitor.observe.collector import Collector, SourceHealth
 from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
 from monitor.service.exporter import AdvisorMetrics, MeasurementMetrics, StateMetrics
 from monitor.service.jobs import JobContext, run_evaluation, run_forecast_refit
 from monitor.service.measurement_job import run_measurements
-from monitor.service.results import Results, Snapshot, SourceStatus
+from monitor.service.results import Results, Snapshot, shown
 from monitor.service.settings import ConfigError, Settings
 from monitor.service.state import StateStore
 from monitor.service.views import render_bodies
@@ -120,7 +120,7 @@ def build_services(
     owned = collector is None
     collector = collector or default_collector(settings)
     close_collector = _closer(collector) if owned else _nothing
-    results = Results(Snapshot(plan, sizing, SourceStatus(settings.prometheus.url)), render_bodies)
+    results = Results(Snapshot(plan, sizing, shown(SourceHealth(None, settings.prometheus.url))), render_bodies)
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(AdvisorMetrics(results, clock))
     store = StateStore.open(settings.state_db)

@@ -16,11 +16,11 @@ from monitor.advice import AdviceSettings
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.forecasts import TierForecast
 from monitor.hold_history import held_in_history
-from monitor.observe.collector import Collector
+from monitor.observe.collector import Collector, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
 from monitor.outlooks import ForecastWindows, fit_tier
 from monitor.plan.model import FLEET, Plan
-from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, SourceStatus
+from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, shown
 from monitor.service.settings import Settings
 from monitor.service.state import StateStore
 from monitor.sizing.plan_sizing import PlanSizing
@@ -63,7 +63,7 @@ class JobContext:
 class Collected:
     observations: dict[str, TierObservation]
     outcome: Outcome
-    source: SourceStatus
+    source: SourceHealth
     error: str = ""
 
 
@@ -75,12 +75,14 @@ def unknown_observation(tier: str, now: float, window: str, reason: str) -> Tier
 
 
 def collect(ctx: JobContext, now: float) -> Collected:
+    """The cycle's observations and Prometheus's health: one probe, the collector's (its `health` at the same
+    `now` reuses it), and none more when the collection already found Prometheus unreachable."""
     window = ctx.settings.observation_window
     try:
         observed = ctx.collector.collect(ctx.plan, now, window)
     except PrometheusUnreachable as exc:
         why = f"Prometheus unreachable: {_reason(exc)}"
-        source = SourceStatus(ctx.settings.prometheus.url, False, _reason(exc), now)
+        source = shown(SourceHealth(False, ctx.settings.prometheus.url, _reason(exc), checked_at=now))
         return Collected(_complete(ctx.plan, {}, now, window, why), Outcome.UNREACHABLE, source, why)
     except Exception as exc:
         log.exception("collecting observations failed")
@@ -98,15 +100,16 @@ def _complete(
     return {n: observed.get(n) or unknown_observation(n, now, window, reason) for n in names}
 
 
-def _health(ctx: JobContext, now: float) -> SourceStatus:
+def _health(ctx: JobContext, now: float) -> SourceHealth:
+    url = ctx.settings.prometheus.url
     try:
         h = ctx.collector.health(now)
     except PrometheusUnreachable as exc:
-        return SourceStatus(ctx.settings.prometheus.url, False, _reason(exc), now)
+        return shown(SourceHealth(False, url, _reason(exc), checked_at=now))
     except Exception as exc:
         log.exception("checking Prometheus health failed")
-        return SourceStatus(ctx.settings.prometheus.url, None, f"health check failed: {exc}", now)
-    return SourceStatus(h.url or ctx.settings.prometheus.url, h.reachable, h.reason, now, h.newest_sample_age_seconds)
+        return shown(SourceHealth(None, url, f"health check failed: {exc}", checked_at=now))
+    return shown(replace(h, url=h.url or url, checked_at=now))
 
 
 def run_evaluation(ctx: JobContext) -> Snapshot:

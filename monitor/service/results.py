@@ -15,13 +15,14 @@ from enum import StrEnum
 from monitor.advice import DemandOutlook
 from monitor.evaluation import Evaluation
 from monitor.forecasts import TierForecast
+from monitor.observe.collector import SourceHealth
 from monitor.plan.model import Plan
 from monitor.service.state import Acknowledgement
 from monitor.sizing.plan_sizing import PlanSizing
 from monitor.source.redact import redact_url
 from monitor.triggers import TriggerRecord
 
-__all__ = ["OpenTrigger", "Outcome", "Results", "Snapshot", "SourceStatus"]
+__all__ = ["OpenTrigger", "Outcome", "Results", "Snapshot", "shown"]
 
 
 class Outcome(StrEnum):
@@ -32,18 +33,9 @@ class Outcome(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True)
-class SourceStatus:
-    """Prometheus as the last evaluation found it; `reachable` is None before the first attempt."""
-
-    url: str
-    reachable: bool | None = None
-    reason: str = ""
-    checked_at: float | None = None
-    newest_sample_age_seconds: float | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "url", redact_url(self.url))  # shown on the open /readyz: no credentials
+def shown(health: SourceHealth) -> SourceHealth:
+    """Prometheus's health as the open /readyz shows it: the URL without credentials."""
+    return replace(health, url=redact_url(health.url))
 
 
 @dataclass(frozen=True)
@@ -60,7 +52,7 @@ class OpenTrigger:
 class Snapshot:
     plan: Plan
     sizing: PlanSizing
-    source: SourceStatus
+    source: SourceHealth  # as the last evaluation found it, through `shown`
     evaluation: Evaluation | None = None
     triggers: tuple[OpenTrigger, ...] = ()
     outcome: Outcome | None = None

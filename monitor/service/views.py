@@ -9,16 +9,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from monitor.export import (
-    drift_row_to_dict,
     evaluation_to_dict,
-    measurement_to_dict,
+    forecast_to_dict,
     recommendation_to_dict,
     schedule_step_to_dict,
+    tier_to_dict,
     trigger_to_dict,
     without_nan,
 )
-from monitor.forecasts import TierForecast
-from monitor.service.results import Outcome, Snapshot, SourceStatus
+from monitor.observe.collector import SourceHealth
+from monitor.service.results import Outcome, Snapshot
 from monitor.service.state import Acknowledgement, Episode
 from monitor.sizing.export import sizing_to_dict
 from monitor.triggers import TriggerRecord, TriggerState
@@ -76,20 +76,13 @@ def evaluation_body(s: Snapshot) -> dict[str, Any]:
 
 def observations_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
     assert s.evaluation is not None
-    tiers = [
-        {"name": t.tier, "window": t.observation.window,
-         "observations": {k: measurement_to_dict(m) for k, m in t.observation.measurements().items()}}
-        for t in s.evaluation.sections if tier in (None, t.tier)
-    ]  # fmt: skip
+    tiers = [tier_to_dict(t, ("observations",)) for t in s.evaluation.sections if tier in (None, t.tier)]
     return {**_header(s), "source": source_dict(s.source), "tiers": tiers}
 
 
 def drift_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
     assert s.evaluation is not None
-    tiers = [
-        {"name": t.tier, "window": t.observation.window, "drift": [drift_row_to_dict(r) for r in t.drift]}
-        for t in s.evaluation.sections if tier in (None, t.tier)
-    ]  # fmt: skip
+    tiers = [tier_to_dict(t, ("drift",)) for t in s.evaluation.sections if tier in (None, t.tier)]
     return {**_header(s), "status": s.evaluation.worst_drift.value, "tiers": tiers}
 
 
@@ -151,35 +144,12 @@ def _trigger(
 
 
 def forecast_body(s: Snapshot, tier: str | None = None) -> dict[str, Any]:
-    tiers = [_forecast(f) for name, f in sorted(s.forecasts.items()) if tier in (None, name)]
+    tiers = [forecast_to_dict(f) for name, f in sorted(s.forecasts.items()) if tier in (None, name)]
     errors = {name: why for name, why in s.forecast_errors.items() if tier in (None, name)}
     return {"plan": s.plan.name, "refit_at": s.forecast_refit_at, "tiers": tiers, "errors": errors}
 
 
-def _forecast(f: TierForecast) -> dict[str, Any]:
-    o = f.outlook
-    return {
-        "name": f.tier,
-        "model": f.model,
-        "reason": f.reason,
-        "fitted_at": f.fitted_at,
-        "step_seconds": f.step_seconds,
-        "history_points": f.history_points,
-        "backtest_mase": f.backtest_mase,
-        "next_peak": {
-            "at": f.next_peak_at,
-            "requests_per_second": f.next_peak_rps,
-            "upper_requests_per_second": f.next_peak_upper_rps,
-        },
-        "interval": "80%",
-        "timestamps": list(o.timestamps),
-        "mean": list(o.mean),
-        "lower": list(f.lower),
-        "upper": list(o.upper),
-    }
-
-
-def source_dict(source: SourceStatus) -> dict[str, Any]:
+def source_dict(source: SourceHealth) -> dict[str, Any]:
     return {
         "url": source.url,
         "reachable": source.reachable,

@@ -7,7 +7,7 @@ with a reason (`monitor.source.measure`), never 0.
 from monitor.source.client import MAX_POINTS_PER_REQUEST, HttpPrometheusSource
 from monitor.source.errors import PrometheusUnreachable, QueryError, SourceError
 from monitor.source.factory import source_from_settings
-from monitor.source.health import Health, check
+from monitor.source.health import check
 from monitor.source.measure import describe_labels, gate_down, gate_stale, measurement, measurements_by
 from monitor.source.model import InstantResult, Point, RangeResult, Sample, Series, parse_instant, parse_range
 from monitor.source.protocol import PrometheusSource
@@ -15,7 +15,6 @@ from monitor.source.settings import SourceSettings, TLSOptions
 
 __all__ = [
     "MAX_POINTS_PER_REQUEST",
-    "Health",
     "HttpPrometheusSource",
     "InstantResult",
     "Point",

@@ -7,34 +7,26 @@ means it answered, and the build info is a bonus when present.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from monitor.observe.collector import SourceHealth
 from monitor.source.client import HttpPrometheusSource
 from monitor.source.errors import PrometheusUnreachable, QueryError, SourceError
 from monitor.source.protocol import PrometheusSource
 
-__all__ = ["Health", "check"]
+__all__ = ["check"]
 
 
-@dataclass(frozen=True)
-class Health:
-    url: str
-    reachable: bool
-    reason: str = ""
-    version: str | None = None
-
-
-def check(source: PrometheusSource) -> Health:
-    """Never raises for an unreachable server: the answer says so, with the reason."""
+def check(source: PrometheusSource, at: float | None = None) -> SourceHealth:
+    """The probe, for the evaluation at `at`. Never raises for an unreachable server: the answer says so,
+    with the reason."""
     try:
         result = source.instant("vector(1)")
     except PrometheusUnreachable as exc:
-        return Health(source.url, False, exc.reason)
+        return SourceHealth(False, source.url, exc.reason, checked_at=at)
     except QueryError as exc:
-        return Health(source.url, False, f"the server refused `vector(1)`: {exc.message}")
+        return SourceHealth(False, source.url, f"the server refused `vector(1)`: {exc.message}", checked_at=at)
     if len(result.samples) != 1 or result.samples[0].value != 1.0:
-        return Health(source.url, False, "`vector(1)` did not return 1: not a PromQL API")
-    return Health(source.url, True, version=_version(source))
+        return SourceHealth(False, source.url, "`vector(1)` did not return 1: not a PromQL API", checked_at=at)
+    return SourceHealth(True, source.url, checked_at=at, version=_version(source))
 
 
 def _version(source: PrometheusSource) -> str | None:

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 RULES = Path(__file__).resolve().parents[2] / "rules" / "recording.yml"
 TIER = "copilot"
 
-# Readings whose recorded form is defined differently (see monitor.collector._RECORDED): the highest
+# Readings whose recorded form is defined differently (see monitor.collector_fields.RECORDED): the highest
 # 5-minute rate sampled every rule interval rather than every 5 minutes, and the slowest hour's cold start.
 _DIFFERENT_BY_DESIGN = {"peak_rate", "cold_start_p95"}
 

@@ -253,13 +253,14 @@ def test_live_forecast_reads_the_tier_demand_and_steps_by_replica_capacity(
         result = CliRunner().invoke(build_app(), argv)
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert {"model", "reason", "forecast", "next_peak", "ramp"} <= data.keys()
-    assert len(data["forecast"]) == 6 * 12  # 5-minute steps over the horizon
-    assert data["forecast"][0]["timestamp"] > NOW - 300
-    assert all(p["lower"] <= p["mean"] <= p["upper"] for p in data["forecast"])
+    assert {"name", "model", "reason", "timestamps", "mean", "lower", "upper", "next_peak", "ramp"} <= data.keys()
+    assert data["name"] == load_plan(COPILOT).tiers[0].name
+    assert len(data["timestamps"]) == 6 * 12  # 5-minute steps over the horizon
+    assert data["timestamps"][0] > NOW - 300
+    assert all(lo <= m <= up for lo, m, up in zip(data["lower"], data["mean"], data["upper"], strict=True))
     # One ramp threshold per replica count up to replicas.max: the demand n replicas serve within the SLO.
     thresholds = [r["threshold"] for r in data["ramp"]]
     assert len(thresholds) == load_plan(COPILOT).tiers[0].replicas.max
     assert thresholds == sorted(thresholds)
     # Near the morning peak, demand is in the tens of requests/s, as the plan's 50 req/s peak implies.
-    assert 10 < data["next_peak"]["value"] < 80
+    assert 10 < data["next_peak"]["requests_per_second"] < 80

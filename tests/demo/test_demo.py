@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from monitor.cli.demo import DEFAULT_PLAN
+from monitor.plan import load_plan
 from tests.harness.stack import wait_for
 
 pytestmark = pytest.mark.integration
@@ -36,6 +38,21 @@ def _running_under(workdir: Path) -> list[str]:
         if str(workdir) in cmd and "pytest" not in cmd:
             found.append(cmd)
     return found
+
+
+def _holds_against_demand(rec: dict[str, Any], most: int) -> None:
+    """A recommendation on data serves what demand needs (and the floor), up to replicas.max, where it is capped
+    and says so; its action is the move from the ready replicas to it."""
+    needed = max(rec["needed_now"], rec["floor"])
+    recommended, current = rec["recommended_replicas"], rec["current_replicas"]
+    assert min(needed, most) <= recommended <= most, rec
+    capped = [w for w in rec["warnings"] if w.startswith("the SLO needs") and f"replicas.max is {most}" in w]
+    if needed > most:
+        assert recommended == most and capped, rec
+    if capped:  # also when a due schedule step or the reactive +1 goes past replicas.max
+        assert recommended == most, rec
+    move = "scale-up" if recommended > current else "scale-down" if recommended < current else "hold"
+    assert rec["action"] == move, rec
 
 
 def _until(what: str, probe: Callable[[], Any], timeout: float) -> Any:
@@ -74,10 +91,19 @@ def test_the_demo_shows_recommendations_a_trigger_and_its_alert_then_stops_clean
     urls, workdir, proc = demo
     planwatch, alertmanager = urls["planwatch"], urls["Alertmanager"]
 
-    recs = _until("recommendations", lambda: httpx.get(f"{planwatch}/v1/recommendations").json()["recommendations"],
-                  120)  # fmt: skip
+    def judged() -> list[dict[str, Any]]:
+        recs: list[dict[str, Any]] = httpx.get(f"{planwatch}/v1/recommendations").json()["recommendations"]
+        return recs if recs and not any(r["stale"] for r in recs) else []
+
+    recs = _until("recommendations on data", judged, 120)
     assert {r["tier"] for r in recs} == {"fast", "standard", "long-context", "fallback"}
-    assert all(r["recommended_replicas"] >= 0 for r in recs)
+    tiers = {t.name: t for t in load_plan(REPO / DEFAULT_PLAN).tiers}
+    for rec in recs:
+        _holds_against_demand(rec, tiers[rec["tier"]].replicas.max)
+    # Long prompts need far more long-context replicas (13 now in a run, 33 for the floor) than its
+    # replicas.max of 6: the cap is exercised, not only the easy case.
+    (long_context,) = (r for r in recs if r["tier"] == "long-context")
+    assert long_context["needed_now"] > tiers["long-context"].replicas.max
 
     def prompt_trigger() -> list[dict[str, Any]]:
         body = httpx.get(f"{planwatch}/v1/triggers", params={"state": "all"}).json()

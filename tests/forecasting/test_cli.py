@@ -112,21 +112,25 @@ def test_a_missing_file_and_a_missing_csv_option_are_errors_too(tmp_path: Path) 
     assert no_csv.exit_code == 2 and "give either --csv FILE, or PLAN with --prometheus URL" in no_csv.stderr
 
 
-def test_json_has_exactly_the_documented_keys(demand_csv: Path) -> None:
+def test_json_is_the_apis_forecast_shape_plus_the_ramp(demand_csv: Path) -> None:
+    """The forecast is written as /v1/forecast writes a tier's (monitor.export.forecast_to_dict), then the ramp."""
     result = runner.invoke(
         _app(), ["forecast", "--csv", str(demand_csv), "--format", "json", "--threshold", "20", "--horizon", "12h"]
     )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert list(document) == ["model", "reason", "forecast", "next_peak", "ramp"]
-    assert len(document["forecast"]) == 144
-    assert all(set(row) == {"timestamp", "mean", "lower", "upper"} for row in document["forecast"])
-    assert all(row["lower"] <= row["mean"] <= row["upper"] for row in document["forecast"])
-    assert set(document["next_peak"]) == {"timestamp", "value", "upper"}
+    assert list(document) == ["name", "model", "reason", "fitted_at", "step_seconds", "history_points",
+                              "backtest_mase", "next_peak", "interval", "timestamps", "mean", "lower", "upper",
+                              "ramp"]  # fmt: skip
+    assert document["name"] == demand_csv.stem and document["interval"] == "80%"
+    assert all(len(document[k]) == 144 for k in ("timestamps", "mean", "lower", "upper"))
+    bands = zip(document["lower"], document["mean"], document["upper"], strict=True)
+    assert all(lower <= mean <= upper for lower, mean, upper in bands)
+    assert set(document["next_peak"]) == {"at", "requests_per_second", "upper_requests_per_second"}
     (ramp,) = document["ramp"]
     assert set(ramp) == {"threshold", "timestamp", "earliest", "latest"} and ramp["threshold"] == 20.0
-    steps = np.diff([row["timestamp"] for row in document["forecast"]])
-    assert np.all(steps == 300.0)
+    assert np.all(np.diff(document["timestamps"]) == 300.0) and document["step_seconds"] == 300.0
+    assert document["fitted_at"] < document["timestamps"][0]
 
 
 def test_json_with_backtest_adds_one_entry_per_model(demand_csv: Path) -> None:
@@ -193,5 +197,5 @@ def test_json_stays_strict_when_a_metric_is_infinite(tmp_path: Path) -> None:
         raise AssertionError(f"non-standard JSON constant {constant}")
 
     document = json.loads(result.stdout, parse_constant=refuse)
-    assert all(row["mean"] == 5.0 for row in document["forecast"])
+    assert all(mean == 5.0 for mean in document["mean"])
     assert any(entry["mase"] is None for entry in document["backtest"])

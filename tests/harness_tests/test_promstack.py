@@ -67,6 +67,26 @@ def test_stop_leaves_no_process_and_no_workdir(tmp_path: Path) -> None:
     assert prom not in list(promstack.running_processes())
 
 
+def test_an_outage_keeps_the_url_and_the_data_for_the_restart(
+    prometheus_factory: PrometheusFactory, exporter_factory: ExporterFactory
+) -> None:
+    """What the service's outage tests rely on: stopped, the URL refuses; restarted, it serves what it had."""
+    registry = CollectorRegistry()
+    Gauge("harness_answer", "A known value.", registry=registry).set(42)
+    exporter = exporter_factory(registry)
+    prom = prometheus_factory(targets=[exporter.target])
+    scraped = wait_for(lambda: api_query(prom.url, "harness_answer"), what="the gauge scraped")
+    at = float(scraped[0]["value"][0])
+    prom.stop_keeping_data()
+    assert not prom.running()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{prom.url}/-/ready", timeout=2)
+    prom.restart()
+    assert prom.running() and _get(f"{prom.url}/-/ready")[0] == 200
+    kept = api_query(prom.url, "harness_answer", at=at)
+    assert [r["value"][1] for r in kept] == ["42"]
+
+
 def test_a_bad_config_fails_with_the_servers_own_words(tmp_path: Path) -> None:
     require_binaries()
     rules = tmp_path / "broken.yml"

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
 
 from forecasting import ForecastInputError, synthetic_traffic
-from monitor.forecasts import forecast_tier
+from monitor.cli.main import build_app
+from monitor.forecasts import forecast_tier, history_series, known_points
 from monitor.observe.collector import DemandHistory
+from monitor.service import schemas
 from monitor.service.app import Services
 from tests.service.conftest import ApiClient
 from tests.service.fakes import Clock, FakeCollector
@@ -101,3 +108,39 @@ def test_the_first_evaluation_after_start_up_plans_on_the_forecast(
     jobs[first_job].func(*jobs[first_job].args)
     (rec,) = ApiClient(services.app).get("/v1/recommendations").json()["recommendations"]
     assert (rec["needed_at_forecast_peak"] is not None) is has_forecast
+
+
+def test_the_cli_json_and_the_api_say_the_same_forecast_in_the_same_shape(
+    services: Services, collector: FakeCollector, clock: Clock, tmp_path: Path
+) -> None:
+    """One history, with a gap: the API's /v1/forecast entry and `planwatch forecast --format json` on the same
+    points as a CSV (the gap's rows left out) are the same document, but for the CLI's ramp."""
+    history = _history(14, gap=slice(3000, 3040))
+    collector.history = {"copilot": history}
+    clock.now = history.timestamps[-1]
+    services.refit_now()
+    (api_tier,) = ApiClient(services.app).get("/v1/forecast").json()["tiers"]
+    csv = tmp_path / "copilot.csv"
+    rows = [f"{t!r},{v!r}" for t, v in zip(history.timestamps, history.values, strict=True) if v is not None]
+    csv.write_text("timestamp,value\n" + "\n".join(rows) + "\n")
+    result = CliRunner().invoke(build_app(), ["forecast", "--csv", str(csv), "--format", "json", "--step", "5m"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)
+    assert set(cli) - set(api_tier) == {"ramp"}
+    assert {k: v for k, v in cli.items() if k != "ramp"} == api_tier
+    schemas.TierForecast.model_validate(api_tier)
+
+
+@pytest.mark.parametrize(
+    ("values", "known"),
+    [
+        pytest.param((1.0, None, 3.0), 2, id="a step without data stays on the grid as NaN, not dropped"),
+        pytest.param((None, None, None), 0, id="a history with no data is all gaps, never zeros"),
+    ],
+)
+def test_a_history_becomes_a_series_with_its_gaps_explicit(values: tuple[float | None, ...], known: int) -> None:
+    history = DemandHistory("copilot", 300.0, (0.0, 300.0, 600.0), values, "q")
+    series = history_series(history)
+    assert list(series.timestamps_s) == [0.0, 300.0, 600.0]
+    assert [None if math.isnan(v) else v for v in series.values] == list(values)
+    assert known_points(series) == known

@@ -20,17 +20,13 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
+from fleetsim.promstack import PrometheusProcess, free_port
 from monitor.service.app import Services, build_services, default_collector
 from tests.check.test_scenarios import COPILOT, REPO
-from tests.harness.stack import wait_for
+from tests.harness.stack import Stack, wait_for
 from tests.service.conftest import ApiClient, make_settings
-from tests.service.prometheus import PROMETHEUS, free_port, running_prometheus
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="prometheus is not installed"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture
@@ -69,11 +65,16 @@ def _backfill(data: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_target: str) -> None:
+def _prometheus(stack: Stack, target: str, data: Path | None = None) -> PrometheusProcess:
+    """The harness's Prometheus scraping the fleet every second; `stop_keeping_data` and `restart` are the outage."""
+    return stack.prometheus(targets=[target], data_dir=data)
+
+
+def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_target: str, stack: Stack) -> None:
     """Demand and replicas come from the fleet's history through the product's collector: the recommendation
     is live, then held while Prometheus is down, then live again."""
     _backfill(tmp_path / "data")
-    with running_prometheus(tmp_path, fleet_target) as prometheus:
+    with _prometheus(stack, fleet_target, tmp_path / "data") as prometheus:
         services = _serve(tmp_path, prometheus.url, timeout=10, clock=lambda: NOW)
         api = ApiClient(services.app)
         services.start()
@@ -84,7 +85,7 @@ def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_tar
             assert before["demand_rps"] == pytest.approx(50, rel=0.1)
             assert (before["needed_now"], before["recommended_replicas"], before["action"]) == (4, 5, "scale-up")
 
-            prometheus.stop()
+            prometheus.stop_keeping_data()
             degraded = _until(lambda: api.get("/readyz").status_code == 503 and api.get("/readyz").json())
             assert degraded["status"] == "degraded" and degraded["prometheus"]["reachable"] is False
             held = _until(lambda: _rec(api).get("stale") and _rec(api))
@@ -92,7 +93,7 @@ def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_tar
             assert held["current_replicas"] is None
             assert "planwatch_prometheus_up 0.0" in api.get("/metrics").text
 
-            prometheus.start()
+            prometheus.restart()
             _until(lambda: api.get("/readyz").status_code == 200 and _rec(api).get("stale") is False, timeout=60)
             assert _rec(api)["current_replicas"] == 4.0
             assert "planwatch_prometheus_up 1.0" in api.get("/metrics").text
@@ -100,10 +101,12 @@ def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_tar
             services.close()
 
 
-def test_the_real_collector_reports_an_outage_as_unreachable_and_recovers(tmp_path: Path, fleet_target: str) -> None:
+def test_the_real_collector_reports_an_outage_as_unreachable_and_recovers(
+    tmp_path: Path, fleet_target: str, stack: Stack
+) -> None:
     """monitor.source's collector against a Prometheus with no vLLM series: reachable but all unknown (held,
     stale, yet ready), then PrometheusUnreachable while it is stopped (degraded), then ready again."""
-    with running_prometheus(tmp_path, fleet_target) as prometheus:
+    with _prometheus(stack, fleet_target) as prometheus:
         services = _serve(tmp_path, prometheus.url)
         api = ApiClient(services.app)
         services.start()
@@ -113,13 +116,13 @@ def test_the_real_collector_reports_an_outage_as_unreachable_and_recovers(tmp_pa
             rec = _rec(api)
             assert rec["stale"] is True and rec["recommended_replicas"] == 4  # no data: the plan's replicas
 
-            prometheus.stop()
+            prometheus.stop_keeping_data()
             degraded = _until(lambda: api.get("/readyz").status_code == 503 and api.get("/readyz").json())
             assert degraded["last_outcome"] == "unreachable"
             assert any("Prometheus unreachable" in r for r in degraded["reasons"])
             assert _rec(api)["recommended_replicas"] == 4
 
-            prometheus.start()
+            prometheus.restart()
             _until(lambda: api.get("/readyz").status_code == 200)
         finally:
             services.close()

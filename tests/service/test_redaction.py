@@ -8,12 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fleetsim.promstack import PrometheusProcess
+from fleetsim.promstack import PrometheusProcess, free_port
 from monitor.service.app import Services, build_services
 from monitor.source import PrometheusUnreachable
 from monitor.source.redact import redact_url
 from tests.service.conftest import AUTH, ApiClient, make_settings
-from tests.service.prometheus import free_port
 
 SECRET = "hunter2-s3cret"
 
