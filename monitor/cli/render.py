@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from monitor.cli.render_batch import print_batch_jobs
-from monitor.drift import DriftRow, Status
+from monitor.drift import DriftRow, Status, describe_bound
 from monitor.evaluation import Evaluation
 from monitor.plan.model import FLEET
 from monitor.report.answer import local_clock
@@ -51,11 +51,13 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...], width: int 
                          ratio=1 if col == "note / reason" else None)  # fmt: skip
     for r in rows:
         ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
+        if r.ratio is not None and r.observed.bound is not None:  # the ratio at a bound is a bound too
+            ratio = (">" if r.observed.bound.side == "above" else "<=") + ratio
         counts = (r.observed.window or "-", str(r.observed.samples) if r.observed.value is not None else "-")
         table.add_row(
             r.assumption,
             format_value(r.plan, r.unit),
-            format_value(r.observed.value, r.unit),
+            describe_bound(r.observed, r.unit) or format_value(r.observed.value, r.unit),
             ratio,
             _status(r.status),
             *(counts if wide else ()),
