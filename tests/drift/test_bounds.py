@@ -14,6 +14,7 @@ from monitor.observe.model import Measurement
 from monitor.plan import load_plan
 from monitor.queries import Bucket
 from monitor.sizing.tier import size_tier
+from monitor.triggers import evaluate_triggers
 from tests.builders import EXAMPLES, baseline_fleet_observation, baseline_observation
 
 INF = math.inf
@@ -105,3 +106,20 @@ def test_the_fleet_view_judges_bounds_the_same_way() -> None:
 )
 def test_a_bound_reads_as_what_is_known(m: Measurement, unit: str, text: str) -> None:
     assert describe_bound(m, unit) == text
+
+
+@pytest.mark.parametrize(
+    ("observed", "says"),
+    [
+        pytest.param(_bounded("above", 5000), "observed above 5,000 tokens against",
+                     id="a prompt p95 above the top bound is evidence as a bound"),
+        pytest.param(Measurement(4000.0, "q", "1h", 100), "observed 4,000 tokens against",
+                     id="a measured prompt p95 is evidence as a measurement"),
+    ],
+)  # fmt: skip
+def test_a_breach_trigger_states_a_bound_as_a_bound(observed: Measurement, says: str) -> None:
+    from tests.drift.test_triggers import _inputs
+
+    (record,) = [r for r in evaluate_triggers(_inputs(replace(baseline_observation(), prompt_p95=observed)))
+                 if r.trigger == "prompt-p95-above-plan"]  # fmt: skip
+    assert says in record.evidence.summary, record.evidence.summary
