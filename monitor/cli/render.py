@@ -73,7 +73,7 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...], width: int 
                          ratio=1 if col == "note / reason" else None,
                          overflow="fold")  # fmt: skip
     for r in rows:
-        ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
+        ratio = _ratio(r.ratio)
         if r.ratio is not None and r.observed.bound is not None:  # the ratio at a bound is a bound too
             ratio = (">" if r.observed.bound.side == "above" else "<=") + ratio
         counts = (r.observed.window or "-", str(r.observed.samples) if r.observed.value is not None else "-")
@@ -87,6 +87,13 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...], width: int 
             *((_note(r),) if inline else ()),
         )
     return table
+
+
+def _ratio(ratio: float | None) -> str:
+    """Two decimals, or two significant digits below 0.01 (so a tiny ratio does not read as 0.00x)."""
+    if ratio is None:
+        return "-"
+    return f"{ratio:.2g}x" if 0 < abs(ratio) < 0.01 else f"{ratio:.2f}x"
 
 
 def _print_triggers(ev: Evaluation, console: Console) -> None:

@@ -73,22 +73,24 @@ def _rows(table: str, assumption: str) -> list[tuple[list[str], str]]:
 
 
 @pytest.mark.parametrize(
-    ("assumption", "observed", "status", "says"),
+    ("assumption", "observed", "ratio", "status", "says"),
     [
-        pytest.param("output_p50", "at most 1 token", "ok", "first bucket: at most 1 token, a bound",
+        pytest.param("output_p50", "at most 1 token", "<=0.0029x", "ok", "first bucket: at most 1 token, a bound",
                      id="a median output of at most 1 token is a bound, certainly not longer than planned"),
-        pytest.param("output_p95", "at most 1 token", "ok", "first bucket", id="so is the p95 in the same bucket"),
-        pytest.param("ttft_p95", "above 2560 s", "breach", "top bucket: above 2560 s, a bound",
+        pytest.param("output_p95", "at most 1 token", "<=0.0021x", "ok", "first bucket",
+                     id="so is the p95 in the same bucket"),
+        pytest.param("ttft_p95", "above 2560 s", ">5120.00x", "breach", "top bucket: above 2560 s, a bound",
                      id="a TTFT p95 above the top bound breaches the SLO, as a bound, not a measured 42.7 min"),
-        pytest.param("prompt_p50", "1,500 tokens", "", "", id="a median inside a bounded bucket is a measurement"),
+        pytest.param("prompt_p50", "1,500 tokens", "1.00x", "", "",
+                     id="a median inside a bounded bucket is a measurement"),
     ],
 )  # fmt: skip
 def test_check_shows_an_edge_bucket_quantile_as_a_bound(
-    table: str, assumption: str, observed: str, status: str, says: str
+    table: str, assumption: str, observed: str, ratio: str, status: str, says: str
 ) -> None:
     rows = _rows(table, assumption)
     assert rows, table
     for cells, text in rows:
-        assert cells[2] == observed, text
+        assert (cells[2], cells[3]) == (observed, ratio), text  # a ratio at a bound is a bound too
         assert cells[4] == status or not status, text
         assert says in text if says else ("bound" not in text and "at most" not in text), text
