@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Prometheus, Alertmanager, VictoriaMetrics (integration tests), Chromium (the page tests) and docker-compose
+# Prometheus, Alertmanager, VictoriaMetrics and its vmalert (integration tests), Chromium (the page tests) and docker-compose
 # (v1: it validates docker-compose.yml offline, with no engine) from Debian's packages,
 # when they are not installed yet.
 tools:
@@ -33,7 +33,7 @@ tools:
 	command -v prometheus >/dev/null && command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null || missing="$$missing prometheus-alertmanager"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
-	command -v victoria-metrics >/dev/null || missing="$$missing victoria-metrics"; \
+	command -v victoria-metrics >/dev/null && command -v vmalert >/dev/null || missing="$$missing victoria-metrics"; \
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing (apt-get)"; \

@@ -29,7 +29,7 @@ from typing import Any, cast
 from monitor import collector_fields as reads
 from monitor import queries as q
 from monitor.batch_collect import with_batch_readings
-from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile
+from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile, merged_quantile_bound
 from monitor.observe.caveats import absent_key_series, speculative_decoding
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
@@ -303,7 +303,8 @@ def _quantiles(tier: Tier, fetched: Mapping[tuple[str, ...], Any], window: str) 
         for field, (quantile, _) in fields.items():
             expr = quantile_expr(quantile, fetched_buckets.expr, fetched_buckets.samples)
             value = merged_quantile(quantile, groups) if groups else None
-            out[field] = (Measurement(value, expr, window) if value is not None
+            bound = merged_quantile_bound(quantile, groups)  # an edge bucket: a bound, not a measurement
+            out[field] = (Measurement(value, expr, window, bound=bound) if value is not None
                           else Measurement.unknown("no observations in the window", expr, window))  # fmt: skip
     return out
 

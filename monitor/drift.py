@@ -8,12 +8,17 @@ The drift is the relative move in that direction,
 
 and the status is ok when d <= warn, warn when d <= breach, breach beyond (the plan's tolerances, per
 assumption). An unknown observation is status unknown with its reason, never ok.
+
+A quantile read from the histogram's first or top bucket is a bound ("at most 1 token", "above 640 s"), not a
+measurement: it is judged at the bound, and the status stands only where the bound decides it (above a bound
+that already breaches, the truth breaches too; at most a bound that is ok, the truth is ok). Otherwise the
+status is unknown, with the bound and what it could not decide as the reason.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 from typing import Literal
@@ -31,12 +36,13 @@ from monitor.sizing.buckets import (
 from monitor.sizing.shape import Band, LogNormal
 from monitor.sizing.tier import TierSizing, replica_model
 from monitor.sizing.workload import plan_prefix_hit_rate, tier_lengths
-from monitor.units import parse_duration
+from monitor.units import format_value, parse_duration
 
 __all__ = [
     "DriftRow",
     "Status",
     "bucket_note",
+    "describe_bound",
     "fleet_drift",
     "judge",
     "tier_drift",
@@ -104,9 +110,9 @@ def tier_drift(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list[Dri
         ("prefix_hit_rate", sizing.workload.prefix_hit_rate, obs.prefix_hit_rate, "lower", "ratio",
          "hits / queries in tokens"),
         ("ttft_p95", sizing.ttft_slo_seconds, obs.ttft_p95, "higher", "s",
-         "against the SLO" + bucket_note(obs.ttft_p95.value, *_vllm_bounds("ttft"))),
+         "against the SLO" + _wide(obs.ttft_p95, "ttft")),
         ("tpot_p95", sizing.tpot_slo_seconds, obs.tpot_p95, "higher", "s",
-         "against the SLO" + bucket_note(obs.tpot_p95.value, *_vllm_bounds("tpot"))),
+         "against the SLO" + _wide(obs.tpot_p95, "tpot")),
         *_capacity_checks(plan, sizing, obs),
         ("cold_start", tier.cold_start_seconds, obs.cold_start_p95, "higher", "s", "created to ready, p95"),
         ("calls_per_request", plan.workload.calls_per_request, obs.calls_per_request, "higher", "calls", "gateway"),
@@ -151,6 +157,41 @@ def _vllm_bounds(histogram: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return ITL_BOUNDS, ITL_BOUNDS_BEFORE_15202
 
 
+def _wide(m: Measurement, histogram: str) -> str:
+    """bucket_note, unless the collector found the quantile in an edge bucket: then the bound says it."""
+    return "" if m.bound is not None else bucket_note(m.value, *_vllm_bounds(histogram))
+
+
+def describe_bound(m: Measurement, unit: str) -> str:
+    """An edge-bucket quantile as what is known of it: 'above 640 s', 'at most 1 token' ('' for a measurement).
+    Bucket bounds are round numbers in the histogram's own unit, so they are shown as such."""
+    if m.bound is None:
+        return ""
+    b = m.bound.bound
+    shown = f"{b:g} s" if unit == "s" else format_value(b, unit)
+    return f"{m.bound.side} {shown}"
+
+
+def _judge_bound(
+    plan_value: float, observed: Measurement, harmful: Harm, tolerance: Tolerance, unit: str
+) -> tuple[float | None, Status, Measurement, str]:
+    """Judge an edge-bucket quantile at its bound. Where the truth lies beyond the bound on the harmful side the
+    bound is the best case (its warn or breach stands, its ok decides nothing); on the other side it is the worst
+    case (its ok stands, its warn or breach decides nothing)."""
+    assert observed.bound is not None
+    at_bound = replace(observed, value=observed.bound.bound)
+    ratio, status = judge(plan_value, at_bound, harmful, tolerance)
+    harmful_beyond = (observed.bound.side == "above") == (harmful == "higher")
+    edge = "top" if observed.bound.side == "above" else "first"
+    known = f"the histogram's {edge} bucket: {describe_bound(observed, unit)}, a bound, not a measurement"
+    if (status is not Status.OK) if harmful_beyond else (status is Status.OK):
+        least = "at least" if harmful_beyond and status is Status.WARN else ""
+        return ratio, status, at_bound, f"; {known}" + (f" ({least} {status.value})" if least else "")
+    could = "ok or worse" if harmful_beyond else f"{status.value} or better"
+    reason = f"{known}: at the bound it is {status.value}, so the truth could be {could}"
+    return ratio, Status.UNKNOWN, replace(at_bound, reason=reason), ""
+
+
 def bucket_note(value: float | None, bounds: tuple[float, ...], older: tuple[float, ...] = ()) -> str:
     """What a histogram quantile is: histogram_quantile answers the top finite bound when the quantile lies in
     the +Inf bucket (a bound, not a measurement), and interpolates inside a wide bucket (a guess within it)."""
@@ -178,7 +219,11 @@ def _weekly(ratio: Measurement) -> Measurement:
 def _judge_all(plan: Plan, checks: list[Check]) -> list[DriftRow]:
     rows = []
     for name, plan_value, observed, harmful, unit, note in checks:
-        ratio, status = judge(plan_value, observed, harmful, plan.tolerances.for_assumption(name))
+        tolerance = plan.tolerances.for_assumption(name)
+        ratio, status = judge(plan_value, observed, harmful, tolerance)
+        if observed.bound is not None and status is not Status.UNKNOWN and math.isfinite(plan_value):
+            ratio, status, observed, bound_note = _judge_bound(plan_value, observed, harmful, tolerance, unit)
+            note += bound_note
         low_kv = name == "kv_occupancy" and observed.value is not None and observed.value < KV_AT_RISK
         if low_kv and status in (Status.WARN, Status.BREACH):
             status, note = Status.OK, f"{note}; under {KV_AT_RISK:.0%} of the cache on average, not a risk"

@@ -16,6 +16,9 @@ distribution pushed through vLLM's buckets) and the rule generator (which bounds
   bound's (its +Inf observations count as above every bound beyond it, so the quantile is never
   understated; the fleet prompt rule in `monitor.rules.drift` reads tiers the same way). For histograms
   with the same bounds this is `histogram_quantile(q, sum by (le) (...))`.
+- `quantile_bound` / `merged_quantile_bound`: where that answer is a bound, not a measurement. A rank in the
+  +Inf bucket is somewhere above the highest finite bound (which is what histogram_quantile answers); a rank in
+  the first bucket is at most its bound (the value interpolated up from 0 is a guess inside it).
 """
 
 from __future__ import annotations
@@ -24,18 +27,22 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "Bracket",
     "Bucket",
     "BucketShare",
+    "QuantileBound",
     "bracket",
     "buckets_by_group",
     "count_at",
     "fraction_over",
     "fraction_over_groups",
     "merged_quantile",
+    "merged_quantile_bound",
     "quantile",
+    "quantile_bound",
     "quantile_of_distribution",
 ]
 
@@ -116,7 +123,7 @@ def quantile(q: float, buckets: Iterable[Bucket]) -> float:
     if observations == 0:
         return math.nan
     rank = q * observations
-    b = next((i for i, bucket in enumerate(ordered[:-1]) if bucket.count >= rank), len(ordered) - 1)
+    b = _rank_bucket(rank, ordered)
     if b == len(ordered) - 1:
         return ordered[-2].le
     if b == 0 and ordered[0].le <= 0:
@@ -125,6 +132,31 @@ def quantile(q: float, buckets: Iterable[Bucket]) -> float:
     if b > 0:
         start, count, rank = ordered[b - 1].le, count - ordered[b - 1].count, rank - ordered[b - 1].count
     return start + (ordered[b].le - start) * (rank / count)
+
+
+def _rank_bucket(rank: float, ordered: Sequence[Bucket]) -> int:
+    """The index of the bucket holding `rank` (the last, +Inf, when no finite bucket reaches it)."""
+    return next((i for i, bucket in enumerate(ordered[:-1]) if bucket.count >= rank), len(ordered) - 1)
+
+
+@dataclass(frozen=True)
+class QuantileBound:
+    """A quantile read from an edge bucket: `at most` the first bucket's bound, or `above` the top finite bound."""
+
+    side: Literal["at most", "above"]
+    bound: float
+
+
+def quantile_bound(q: float, buckets: Iterable[Bucket]) -> QuantileBound | None:
+    """Where `quantile(q, buckets)` is a bound (the rank in the first or the +Inf bucket), else None (a value
+    interpolated inside a bucket with a bound on each side, or no answer at all)."""
+    ordered = _normalized(buckets)
+    if not 0 <= q <= 1 or len(ordered) < 2 or not math.isinf(ordered[-1].le) or ordered[-1].count <= 0:
+        return None
+    b = _rank_bucket(q * ordered[-1].count, ordered)
+    if b == len(ordered) - 1:
+        return QuantileBound("above", ordered[-2].le)
+    return QuantileBound("at most", ordered[0].le) if b == 0 else None
 
 
 def quantile_of_distribution(q: float, cdf: Callable[[float], float], bounds: Sequence[float]) -> float:
@@ -213,11 +245,24 @@ def fraction_over_groups(samples: Iterable[tuple[Mapping[str, str], float]], thr
 def merged_quantile(q: float, groups: Sequence[Iterable[Bucket]]) -> float | None:
     """histogram_quantile over several histograms whose bucket bounds may differ (see the module's note);
     None when nothing was observed."""
+    merged = _merged(groups)
+    if merged is None:
+        return None
+    value = quantile(q, merged)
+    return None if math.isnan(value) else value
+
+
+def merged_quantile_bound(q: float, groups: Sequence[Iterable[Bucket]]) -> QuantileBound | None:
+    """`quantile_bound` of the histogram `merged_quantile` reads (the groups at the union of their bounds)."""
+    merged = _merged(groups)
+    return None if merged is None else quantile_bound(q, merged)
+
+
+def _merged(groups: Sequence[Iterable[Bucket]]) -> list[Bucket] | None:
+    """The groups as one histogram at the union of their finite bounds, with its +Inf; None if nothing observed."""
     complete = [g for g in (_normalized(g) for g in groups) if g and math.isinf(g[-1].le)]
     total = sum(g[-1].count for g in complete)
     if total <= 0:
         return None
     bounds = sorted({b.le for g in complete for b in g if math.isfinite(b.le)})
-    merged = [Bucket(x, sum(_count_at_or_last(g, x) for g in complete)) for x in bounds]
-    value = quantile(q, [*merged, Bucket(math.inf, total)])
-    return None if math.isnan(value) else value
+    return [*(Bucket(x, sum(_count_at_or_last(g, x) for g in complete)) for x in bounds), Bucket(math.inf, total)]

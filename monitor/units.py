@@ -119,6 +119,6 @@ def format_value(value: float | None, unit: str) -> str:
     if unit == "error ratio":
         return f"{value:.3%}"
     if unit == "tokens":
-        return f"{value:,.0f} tokens"
+        return f"{value:,.0f} token{'' if round(value) == 1 else 's'}"
     number = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
     return f"{number} {unit}"

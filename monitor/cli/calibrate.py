@@ -14,7 +14,7 @@ from rich.table import Table
 
 from monitor.calibrate.fit import Fit, calibrated_efficiency, fit_runs
 from monitor.calibrate.results import BenchmarkRun, ResultFileError, read_results
-from monitor.cli.common import fail, load_plan_or_exit
+from monitor.cli.common import fail, load_plan_or_exit, out_console
 from monitor.plan.model import Efficiency
 
 __all__ = ["register"]
@@ -52,7 +52,7 @@ def calibrate(
     fit = fit_runs(plan, tier, runs)
     target = out or plan_path.with_name(f"{plan_path.stem}.calibrated.yaml")
     target.write_text(_calibrated_yaml(plan_path, name, calibrated_efficiency(tier, fit)))
-    _print(fit, tier.efficiency, target, Console(width=max(Console().width, 120)))
+    _print(fit, tier.efficiency, target, out_console())
 
 
 def _calibrated_yaml(plan_path: Path, tier: str, eff: Efficiency) -> str:
@@ -81,12 +81,13 @@ def _print(fit: Fit, before: Efficiency, target: Path, console: Console) -> None
     )
     table = Table(title="residuals (model / measured - 1)", title_justify="left")
     for col in ("run", "tool", "prompt/output", "concurrency", "metric", "measured", "before", "after"):
-        table.add_column(col, justify="right")
+        # the run (its file's name: the user gave the path) is the key column, whole; the rest fold to fit
+        table.add_column(col, justify="left" if col == "run" else "right", no_wrap=col == "run", overflow="fold")
     for r in fit.residuals:
         run = r.run
         unit = 1e3 if r.metric != "throughput" else 1.0
         table.add_row(
-            run.source,
+            Path(run.source).name,
             run.tool,
             f"{run.prompt_tokens:,.0f}/{run.output_tokens:,.0f}",
             "saturated" if run.concurrency is None else f"{run.concurrency:g}",

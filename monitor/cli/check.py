@@ -87,9 +87,10 @@ def check(
     if fmt == "json":
         typer.echo(json_dumps(evaluation_to_dict(result) | {"forecast": forecast_to_dict(live)}))
     else:
-        print_evaluation(result, out_console())
-        for note in live.forecast_notes:
-            typer.echo(f"note: {note}")
+        console = out_console()
+        print_evaluation(result, console)
+        for note in live.forecast_notes:  # through the console: wrapped at the terminal's width
+            console.print(f"note: {note}", highlight=False, markup=False)
     raise typer.Exit(int(_exit_code(result)))
 
 

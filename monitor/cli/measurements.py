@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from monitor.cli.common import fail, json_dumps, load_plan_or_exit
+from monitor.cli.common import fail, json_dumps, load_plan_or_exit, out_console
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
 from monitor.measurements.model import Item
 from monitor.queries.query import validate_duration
@@ -74,18 +74,28 @@ def measurements(
     if fmt == "json":
         typer.echo(json_dumps(record_to_dict(items)))
     else:
-        print_record(items, Console(width=max(Console().width, 160)))
+        print_record(items, out_console())
 
 
 def print_record(items: list[Item], console: Console) -> None:
     from monitor.measurements.export import item_to_dict
 
+    # Under 110 columns the dates and the engine join the evidence cell: six folded columns cannot be read, and
+    # the key columns (item, tier, status) must stay whole.
+    wide = console.width >= 110
     table = Table(title="measurement plan (capstone Step 6)", title_justify="left", show_lines=True, expand=True)
-    for col, ratio in (("Item", 3), ("Tier", 1), ("Status", 1), ("Evidence", 8), ("Dates", 2), ("Engine / GPU", 3)):
-        table.add_column(col, ratio=ratio, overflow="fold")
+    columns = (("Item", 3), ("Tier", None), ("Status", None), ("Evidence", 8), *((("Dates", 2), ("Engine / GPU", 3))
+                                                                            if wide else ()))  # fmt: skip
+    for col, ratio in columns:  # the tier and status at their own width (a share of the width would crop them)
+        table.add_column(col, ratio=ratio, overflow="fold", no_wrap=col in ("Tier", "Status"))
     for item in items:
         d = item_to_dict(item)
         dates = f"{d['from']}\n{d['to']}" if d["from"] else "-"
-        table.add_row(item.title, item.tier, item.status.value, "\n".join(item.evidence), dates,
-                      "\n".join(x for x in (item.engine, item.hardware) if x) or "-")  # fmt: skip
+        engine = "\n".join(x for x in (item.engine, item.hardware) if x) or "-"
+        evidence = "\n".join(item.evidence)
+        if wide:
+            table.add_row(item.title, item.tier, item.status.value, evidence, dates, engine)
+        else:
+            dated = f"\nfrom {d['from']} to {d['to']}" if d["from"] else ""
+            table.add_row(item.title, item.tier, item.status.value, f"{evidence}{dated}\nengine / GPU: {engine}")
     console.print(table)

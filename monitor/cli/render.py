@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from monitor.cli.render_batch import print_batch_jobs
-from monitor.drift import DriftRow, Status
+from monitor.drift import DriftRow, Status, describe_bound
 from monitor.evaluation import Evaluation
 from monitor.plan.model import FLEET
 from monitor.report.answer import local_clock
@@ -24,7 +25,7 @@ def print_evaluation(ev: Evaluation, console: Console) -> None:
     when = datetime.fromtimestamp(ev.evaluated_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     console.print(f"[bold]{ev.plan.name}[/] evaluated at {when}; overall drift: {_status(ev.worst_drift)}")
     for section in ev.sections:
-        console.print(_drift_table(section.tier, section.observation.window, section.drift, console.width))
+        _print_drift(section.tier, section.observation.window, section.drift, console)
     _print_triggers(ev, console)
     print_batch_jobs(ev, console)
     _print_recommendations(ev, console)
@@ -36,52 +37,92 @@ def _status(s: Status) -> str:
     return f"[{_STYLE[s]}]{s.value}[/]"
 
 
-# Below this width the window and sample-count columns are dropped, so the note keeps room to be read.
+# Below _WIDE the window and sample-count columns are dropped; below _INLINE the prose columns (notes, evidence,
+# reasons) leave the table for lines under it, keyed by the row's first column: folded into a column a few
+# characters wide they cannot be read, while the key columns (assumption, plan, observed, status) still fit.
 _WIDE = 130
+_INLINE = 110
+
+
+def _print_below(console: Console, lines: list[tuple[str, str]]) -> None:
+    """Prose that left a narrow table: 'key: text', wrapped at the console's width."""
+    for key, text in lines:
+        if text:
+            console.print(Text.assemble((f"  {key}: ", "bold"), text), overflow="fold")
+
+
+def _print_drift(tier: str, window: str, rows: tuple[DriftRow, ...], console: Console) -> None:
+    table = _drift_table(tier, window, rows, console.width)
+    console.print(table)
+    if console.width < _INLINE:
+        _print_below(console, [(r.assumption, _note(r)) for r in rows])
+
+
+def _note(r: DriftRow) -> str:
+    return r.reason if r.status is Status.UNKNOWN else r.note
 
 
 def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...], width: int = _WIDE) -> Table:
     what = "the fleet (all tiers, the plan's workload as written)" if tier == FLEET else f"tier {tier}"
     table = Table(title=f"{what}: plan vs production ({window})", title_justify="left")
-    wide = width >= _WIDE
+    wide, inline = width >= _WIDE, width >= _INLINE
     columns = ("assumption", "plan", "observed", "ratio", "status") + (("window", "samples") if wide else ())
-    for col in (*columns, "note / reason"):
+    for col in (*columns, *(("note / reason",) if inline else ())):
         left = col in ("assumption", "status", "note / reason")
         table.add_column(col, justify="left" if left else "right", no_wrap=col in ("assumption", "status", "ratio"),
-                         ratio=1 if col == "note / reason" else None)  # fmt: skip
+                         ratio=1 if col == "note / reason" else None,
+                         overflow="fold")  # fmt: skip
     for r in rows:
-        ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
+        ratio = _ratio(r.ratio)
+        if r.ratio is not None and r.observed.bound is not None:  # the ratio at a bound is a bound too
+            ratio = (">" if r.observed.bound.side == "above" else "<=") + ratio
         counts = (r.observed.window or "-", str(r.observed.samples) if r.observed.value is not None else "-")
         table.add_row(
             r.assumption,
             format_value(r.plan, r.unit),
-            format_value(r.observed.value, r.unit),
+            describe_bound(r.observed, r.unit) or format_value(r.observed.value, r.unit),
             ratio,
             _status(r.status),
             *(counts if wide else ()),
-            r.reason if r.status is Status.UNKNOWN else r.note,
+            *((_note(r),) if inline else ()),
         )
     return table
+
+
+def _ratio(ratio: float | None) -> str:
+    """Two decimals, or two significant digits below 0.01 (so a tiny ratio does not read as 0.00x)."""
+    if ratio is None:
+        return "-"
+    return f"{ratio:.2g}x" if 0 < abs(ratio) < 0.01 else f"{ratio:.2f}x"
 
 
 def _print_triggers(ev: Evaluation, console: Console) -> None:
     if not ev.triggers:
         console.print("triggers: none holds")
         return
+    inline = console.width >= _INLINE
     table = Table(title="revisit-the-design triggers", title_justify="left")
-    for col in ("trigger", "tier", "severity", "state", "evidence", "mitigation"):
+    for col in ("trigger", "tier", "severity", "state", *(("evidence", "mitigation") if inline else ())):
         table.add_column(col, overflow="fold", no_wrap=col in ("trigger", "tier", "severity", "state"))
     for t in ev.triggers:
         style = "bold red" if t.severity.value == "critical" else "yellow"
-        table.add_row(t.trigger, t.tier, f"[{style}]{t.severity.value}[/]", t.state.value, t.evidence.summary,
-                      trigger_def(t.trigger).mitigation)  # fmt: skip
+        prose = (t.evidence.summary, trigger_def(t.trigger).mitigation)
+        table.add_row(t.trigger, t.tier, f"[{style}]{t.severity.value}[/]", t.state.value,
+                      *(prose if inline else ()))  # fmt: skip
     console.print(table)
+    if not inline:
+        _print_below(console, [(f"{t.trigger} ({t.tier})", f"{t.evidence.summary}. What to do: "
+                                f"{trigger_def(t.trigger).mitigation}") for t in ev.triggers])  # fmt: skip
 
 
 def _print_recommendations(ev: Evaluation, console: Console) -> None:
+    inline = console.width >= _INLINE
     table = Table(title="recommendations", title_justify="left")
-    for col in ("tier", "current", "recommended", "action", "reason", "next scale-up", "$/h now -> rec."):
-        table.add_column(col, overflow="fold", no_wrap=col in ("tier", "action"))
+    columns = ("tier", "current", "recommended", "action", *(("reason", "next scale-up", "$/h now -> rec.")
+                                                              if inline else ()))  # fmt: skip
+    for col in columns:
+        table.add_column(col, overflow="fold", no_wrap=col in ("tier", "current", "recommended", "action"))
+    below = []
     for tier in ev.tiers:
         r = tier.recommendation
         if r is None:
@@ -92,9 +133,15 @@ def _print_recommendations(ev: Evaluation, console: Console) -> None:
         now = "unknown" if r.cost_per_hour_usd_now is None else f"${r.cost_per_hour_usd_now:,.2f}"
         current = "unknown" if r.current.value is None else f"{r.current.value:.0f}"
         action = f"{r.action.value} (stale)" if r.stale else r.action.value
-        table.add_row(r.tier, current, str(r.recommended), action, r.reason, nxt,
-                      f"{now} -> ${r.cost_per_hour_usd_recommended:,.2f}")  # fmt: skip
+        cost = f"{now} -> ${r.cost_per_hour_usd_recommended:,.2f}"
+        table.add_row(r.tier, current, str(r.recommended), action, *((r.reason, nxt, cost) if inline else ()))
+        below.append((r.tier, f"{r.reason}; next scale-up {nxt}; $/h now -> rec. {cost}"))
     console.print(table)
+    if not inline:
+        _print_below(console, below)
+    for tier in ev.tiers:  # what the recommendation could not do (capped at replicas.max, an SLO out of reach)
+        for w in tier.recommendation.warnings if tier.recommendation else ():
+            console.print(f"[yellow]warning:[/] {tier.tier}: {w}", highlight=False)
 
 
 def _clock(ts: float, timezone: str) -> str:

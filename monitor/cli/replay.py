@@ -14,12 +14,11 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from fleetsim.scenarios import ScenarioError, parse_scenarios
-from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit
+from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit, out_console
 from monitor.plan.model import Plan
 from monitor.replay.demand import Demand, TraceError, load_demand, profile_demand
 from monitor.replay.render import HEADERS, chart_png, render_html, table_rows
@@ -131,8 +130,8 @@ def _emit(result: Replay, summaries: list[PolicySummary], fmt: str, out: Path | 
         typer.echo(render_html(result, summaries, chart_png(result, summaries)))
     else:
         table = Table(title=f"replay of {result.plan.name} over {result.demand.source}", title_justify="left")
-        for h in HEADERS:
-            table.add_column(h)
+        for h in HEADERS:  # the policy is the key column, whole; the figures fold to fit the terminal
+            table.add_column(h, no_wrap=h == HEADERS[0], overflow="fold")
         for row in table_rows(summaries):
             table.add_row(*row)
-        Console(width=max(Console().width, 160)).print(table)
+        out_console().print(table)

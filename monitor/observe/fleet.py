@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from monitor.histogram import buckets_by_group, merged_quantile
+from monitor.histogram import buckets_by_group, merged_quantile, merged_quantile_bound
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import FLEET
 from monitor.units import parse_duration
@@ -144,7 +144,7 @@ def _quantile(q: float, samples: Mapping[str, Samples], window: str, query: str,
     if requests < min_requests:
         reason = f"too few requests: {requests:.0f} finished in {window} (need {min_requests})"
         return Measurement.unknown(reason, query, window)
-    return Measurement(value, query, window, round(requests))
+    return Measurement(value, query, window, round(requests), bound=merged_quantile_bound(q, groups))
 
 
 def _weighted(pairs: Iterable[tuple[Measurement, Measurement]]) -> Measurement:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from monitor.histogram import QuantileBound
+
 __all__ = ["Measurement", "TierObservation"]
 
 
@@ -19,6 +21,9 @@ class Measurement:
     window: str = ""
     samples: int = 0
     reason: str = ""
+    # A quantile read from the histogram's first or top bucket: `value` is what histogram_quantile answers,
+    # but what is known is only "at most"/"above" this bound (rendered and judged as such).
+    bound: QuantileBound | None = None
 
     @classmethod
     def unknown(cls, reason: str, query: str = "", window: str = "") -> Measurement:

@@ -62,6 +62,7 @@ def answer_section(ev: Evaluation) -> str:
         f"{_e(ev.worst_drift.value)}</span></small></p>"
         + _actions(ev)
         + _schedule(ev, tz)
+        + _warnings(ev)
         + _open_triggers(ev.triggers)
         + "</section>"
     )
@@ -94,6 +95,14 @@ def _schedule(ev: Evaluation, tz: str) -> str:
         return f"<h3>Schedule</h3><p>{_e(_no_schedule_reason(ev))}</p>"
     headers = ("tier", "scale to", "start by", "needed at", "forecast demand (req/s)")
     return f"<h3>Schedule ({_e(tz)})</h3>" + _table(headers, rows)
+
+
+def _warnings(ev: Evaluation) -> str:
+    """What the recommendation could not do (capped at replicas.max or the GPU budget, an SLO out of reach):
+    beside the schedule, so a schedule that stops at the cap says why it stops."""
+    items = [f"<li>{_e(t.tier)}: {_e(w)}</li>" for t in ev.tiers if t.recommendation
+             for w in t.recommendation.warnings]  # fmt: skip
+    return f"<h3>Warnings</h3><ul>{''.join(items)}</ul>" if items else ""
 
 
 def _no_schedule_reason(ev: Evaluation) -> str:

@@ -5,7 +5,7 @@ condition, window, hold time, severity, mitigation (the seeds' levers) and when 
 from __future__ import annotations
 
 from monitor.batch_progress import BATCH_READINGS
-from monitor.drift import Status
+from monitor.drift import Status, describe_bound
 from monitor.plan.model import FLEET
 from monitor.slo import SRE_POLICY, burn_rate
 from monitor.triggers.batch import batch_misses_deadline, batch_on_online_tier
@@ -29,9 +29,10 @@ def _drift_breach(assumption: str, what: str) -> Rule:
         if row is None or row.status is not Status.BREACH or row.observed.value is None:
             return None
         ratio = f" ({row.ratio:.2f}x)" if row.ratio is not None else ""
+        # an edge-bucket quantile is evidence as the bound it is ("above 5,000 tokens"), not as a measurement
+        seen = describe_bound(row.observed, row.unit) or format_value(row.observed.value, row.unit)
         return Evidence(
-            f"{what}: observed {format_value(row.observed.value, row.unit)} against "
-            f"{format_value(row.plan, row.unit)} planned{ratio}",
+            f"{what}: observed {seen} against {format_value(row.plan, row.unit)} planned{ratio}",
             observed={assumption: row.observed.value},
             plan={assumption: row.plan},
             queries=(row.observed.query,) if row.observed.query else (),

@@ -3,9 +3,11 @@ with examples/alertmanager.yml), against fleetsim.
 
 Each case backfills two hours of fleetsim history ending now (so the 1h windows are full from the first
 evaluation: Prometheus reads the backfilled blocks from its data directory at start), then `fleetsim serve
---resume` continues the same series live. Every `for:` is scaled down (`hold_scale`, tests only) so a 30m hold
-takes 3s. The plan is the support copilot: sizing says it is consistent (the capstone plan as written is
-under-provisioned, so its baseline would rightly alert), and it is one tier, cheap to emulate.
+--resume` continues the same series live. The plan's alerts have no `for:`: each is held on the history
+Prometheus holds (a subquery over the hold, `monitor.rules.model.held_over`), and every hold is scaled down
+(`hold_scale`, tests only) so a 30m hold takes 3s. The plan is the support copilot: sizing says it is consistent
+(the capstone plan as written is under-provisioned, so its baseline would rightly alert), and it is one tier,
+cheap to emulate.
 """
 
 from __future__ import annotations
