@@ -20,16 +20,13 @@ from typing import Any
 
 import pytest
 
+from fleetsim.promstack import PrometheusProcess
 from monitor.service.app import build_services, default_collector
 from tests.check.test_scenarios import COPILOT, REPO
+from tests.harness.stack import Stack
 from tests.service.conftest import ApiClient, make_settings
-from tests.service.prometheus import PROMETHEUS, PrometheusProcess, running_prometheus
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="prometheus is not installed"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 END = "2026-12-01T10:00:00Z"
 NOW = datetime.fromisoformat(END.replace("Z", "+00:00")).timestamp()
@@ -43,8 +40,11 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusP
             "--end", END, "--prometheus-data", str(workdir / "data")]  # fmt: skip
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    with running_prometheus(workdir, "127.0.0.1:1") as running:  # nothing live: history alone
-        yield running
+    stack = Stack(workdir / "stack")
+    try:
+        yield stack.prometheus(data_dir=workdir / "data")  # no scrape target: history alone
+    finally:
+        stack.close()
 
 
 def _plan_with_max(tmp_path: Path, most: int) -> Path:
