@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fleetsim.promstack import PrometheusProcess
 from forecasting import synthetic_traffic
 from monitor.cli.main import build_app
 from monitor.plan import ASSUMPTIONS, load_plan
-from tests.service.prometheus import PROMETHEUS, PrometheusProcess, running_prometheus
+from tests.harness.stack import Stack
 from tests.sizing.test_calibrate import result_files  # noqa: F401 (the benchmark result files, a fixture)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,15 +36,16 @@ WIDTHS = (100, 80)
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusProcess]:
-    if PROMETHEUS is None:
-        pytest.fail("prometheus is not installed (make setup installs it)", pytrace=False)
     workdir = tmp_path_factory.mktemp("widths")
     argv = [sys.executable, "-m", "fleetsim", "backfill", str(COPILOT), "--days", "1", "--step", "15s",
             "--end", END, "--prometheus-data", str(workdir / "data")]  # fmt: skip
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    with running_prometheus(workdir, "127.0.0.1:1") as running:
-        yield running
+    stack = Stack(workdir / "stack")  # fails with the install instruction where prometheus is missing
+    try:
+        yield stack.prometheus(data_dir=workdir / "data")  # no scrape target: history alone
+    finally:
+        stack.close()
 
 
 def _invoke(args: list[str], columns: int) -> str:
