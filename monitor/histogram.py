@@ -19,6 +19,10 @@ distribution pushed through vLLM's buckets) and the rule generator (which bounds
 - `quantile_bound` / `merged_quantile_bound`: where that answer is a bound, not a measurement. A rank in the
   +Inf bucket is somewhere above the highest finite bound (which is what histogram_quantile answers); a rank in
   the first bucket is at most its bound (the value interpolated up from 0 is a guess inside it).
+- `FixedBounds`: the same `quantile` and `fraction_over` for many histograms over one bucket list at once
+  (a replay reads its tiers' histograms over several windows every minute): the bounds are sorted and the
+  threshold bracketed once, the counts are rows of cumulative vectors, and the arithmetic is the scalar
+  functions' own, operation for operation, so the answers are the same to the bit.
 """
 
 from __future__ import annotations
@@ -29,10 +33,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 __all__ = [
     "Bracket",
     "Bucket",
     "BucketShare",
+    "FixedBounds",
     "QuantileBound",
     "bracket",
     "buckets_by_group",
@@ -266,3 +273,62 @@ def _merged(groups: Sequence[Iterable[Bucket]]) -> list[Bucket] | None:
         return None
     bounds = sorted({b.le for g in complete for b in g if math.isfinite(b.le)})
     return [*(Bucket(x, sum(_count_at_or_last(g, x) for g in complete)) for x in bounds), Bucket(math.inf, total)]
+
+
+class FixedBounds:
+    """One histogram's bucket list (distinct finite bounds, ascending; +Inf implied), read for many count
+    vectors: row r of `cumulative` holds the cumulative counts at each bound then +Inf, non-decreasing (as
+    `_normalized` leaves them). Answers equal `fraction_over` / `quantile` over the same `Bucket`s."""
+
+    def __init__(self, bounds: Sequence[float]) -> None:
+        finite = [float(b) for b in bounds if math.isfinite(b)]
+        if not finite or finite != sorted(set(finite)) or len(finite) != len(bounds):
+            raise ValueError("FixedBounds takes distinct ascending finite bounds (+Inf is implied)")
+        self.bounds = tuple(finite)
+        self._le = np.asarray([*finite, math.inf])
+        self._brackets: dict[float, Bracket] = {}
+
+    def _bracket(self, threshold: float) -> Bracket:
+        br = self._brackets.get(threshold)
+        if br is None:
+            br = self._brackets[threshold] = bracket(max(threshold, 0.0), self.bounds)
+        return br
+
+    def fraction_over(self, cumulative: np.ndarray, threshold: float) -> np.ndarray:
+        """Per row, the share of observations above `threshold` (`fraction_over(...).fraction`), NaN where
+        that is None (no observations, or the threshold above the highest finite bound)."""
+        total = cumulative[:, -1]
+        br = self._bracket(threshold)
+        if br.upper is None:
+            return np.full(total.shape, np.nan)
+        upper = cumulative[:, self.bounds.index(br.upper)]
+        # `count_at`: the count at the lower bound (0 below the first), plus the bracket's share of its bucket
+        lower = cumulative[:, self.bounds.index(br.lower)] if br.lower in self.bounds else 0.0
+        at = lower + (upper - lower) * br.fraction
+        over = np.maximum(0.0, total - at)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, over / np.where(total > 0, total, 1.0), np.nan)
+
+    def quantile(self, q: float, cumulative: np.ndarray) -> np.ndarray:
+        """Per row, `quantile(q, ...)` (PromQL's histogram_quantile) for 0 < q <= 1; NaN with no observations."""
+        if not 0 < q <= 1:
+            raise ValueError(f"FixedBounds.quantile takes 0 < q <= 1, got {q!r}")
+        le, n = self._le, len(self.bounds)
+        out = np.full(cumulative.shape[0], np.nan)
+        for r, row in enumerate(cumulative):
+            observations = float(row[-1])
+            if observations == 0:
+                continue
+            rank = q * observations
+            b = int(np.searchsorted(row[:-1], rank, side="left"))  # the first finite bucket with count >= rank
+            if b == n:
+                out[r] = le[n - 1]
+                continue
+            if b == 0 and le[0] <= 0:
+                out[r] = le[0]
+                continue
+            start, count = 0.0, float(row[b])
+            if b > 0:
+                start, count, rank = float(le[b - 1]), count - float(row[b - 1]), rank - float(row[b - 1])
+            out[r] = start + (float(le[b]) - start) * (rank / count)
+        return out

@@ -10,6 +10,7 @@ scale-down     : only after demand stayed lower for the cooldown, never on unkno
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from monitor.advice.capacity import Calibration, CapacityTable, calibrate, capacity_table
@@ -107,13 +108,15 @@ def _schedule(
     times = outlook.timestamps
     step = times[1] - times[0] if len(times) > 1 else 0.0
     steps, have = [], current
+    capacity = table.capacity_of(have)
     for t, upper in zip(times, outlook.upper, strict=True):
-        if upper <= table.capacity_of(have):  # the common case, without a search over replica counts
+        if upper <= capacity:  # the common case, without a search over replica counts
             continue
         need = table.replicas_for(upper)
         while need > have:
             have += 1
             steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
+        capacity = table.capacity_of(have)
     return steps
 
 
@@ -138,9 +141,13 @@ def _floor(
 
 
 def _in_business_hours_now(outlook: DemandOutlook, business: tuple[bool, ...], now: float) -> bool:
-    """The flag of the outlook point nearest to now (the outlook starts at or just after now)."""
-    nearest = min(range(len(outlook.timestamps)), key=lambda i: abs(outlook.timestamps[i] - now))
-    return business[nearest]
+    """The flag of the outlook point nearest to now (the outlook starts at or just after now; its timestamps
+    ascend, so the nearest is one of the two around now, the earlier on a tie)."""
+    times = outlook.timestamps
+    i = bisect_left(times, now)
+    if i == len(times) or (i > 0 and now - times[i - 1] <= times[i] - now):
+        i -= 1
+    return business[i]
 
 
 def _reactive(obs: TierObservation, demand: Measurement, settings: AdviceSettings) -> bool:

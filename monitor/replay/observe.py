@@ -3,9 +3,10 @@
 `ReplayCollector` answers `collect`, `demand_history` and `health` from the replay's per-minute records up
 to the minute the replay reached, never beyond it: a policy built on it cannot see the future. Latencies go
 through histograms with vLLM's own bucket bounds (fleetsim.metrics), and their quantiles and SLO shares
-through the collector's own functions (`quantile`, `fraction_over`), so the evaluation reads the
-numbers Prometheus would give, bucket interpolation included. What the replay does not track (token-length
-histograms, prefix hits, GPU gauges) is unknown with that reason, as a missing series would be.
+through the histogram module's arithmetic (`FixedBounds`: `quantile` and `fraction_over` over many windows
+at once), so the evaluation reads the numbers Prometheus would give, bucket interpolation included. What
+the replay does not track (token-length histograms, prefix hits, GPU gauges) is unknown with that reason, as
+a missing series would be.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
 from monitor.collector import BURN_WINDOWS
-from monitor.histogram import Bucket, fraction_over, quantile
+from monitor.histogram import FixedBounds
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan
@@ -73,11 +75,11 @@ class ReplayCollector:
         known = (lo >= 0) & (edge <= m)
         e, b = np.clip(edge, 0, m), np.clip(lo, 0, m)
         demand = (served[e] - served[b] + queue[e] - queue[b]) / step_seconds
-        values = tuple(float(v) if k else None for v, k in zip(demand, known, strict=True))
-        return DemandHistory(tier, step_seconds, tuple(float(s) for s in stamps), values, _QUERY)
+        values = tuple(v if k else None for v, k in zip(demand.tolist(), known.tolist(), strict=True))
+        return DemandHistory(tier, step_seconds, tuple(stamps.tolist()), values, _QUERY)
 
     def _tier(self, name: str, fleet: TierFleet, m: int, now: float, window: str) -> TierObservation:
-        minutes = max(1, round(parse_duration(window) / 60.0))
+        minutes = max(1, round(_seconds(window) / 60.0))
         lo = max(0, m - minutes)
         if m == 0:
             return _unknown(name, now, window, "no minute recorded yet")
@@ -106,7 +108,7 @@ class ReplayCollector:
         return _with(obs, fields, bad)
 
     def _long(self, served: np.ndarray, m: int) -> dict[str, Measurement]:
-        minutes = round(parse_duration(self.long_window) / 60.0)
+        minutes = round(_seconds(self.long_window) / 60.0)
         rates = served[max(0, m - minutes) : m] / 60.0
         if rates.size < 5:
             return {}
@@ -116,6 +118,12 @@ class ReplayCollector:
             "burst_peak_rate": _m(float(rates.max()), self.long_window),
             "average_rate": _m(float(rates.mean()), self.long_window),
         }
+
+
+@lru_cache(maxsize=64)
+def _seconds(window: str) -> float:
+    """A window's length: the same few windows are parsed every minute of a replay."""
+    return parse_duration(window)
 
 
 def _m(value: float, window: str) -> Measurement:
@@ -180,10 +188,11 @@ class _Cumulative:
         self.tpot[lo + 1 : m + 1] = self.tpot[lo] + np.cumsum(_per_minute(tpot, weight, TPOT_BUCKETS), axis=0)
         self.upto = m
 
-    def window(self, lo: int, m: int) -> tuple[list[Bucket], list[Bucket]]:
-        return _cumulative(self.ttft[m] - self.ttft[lo], TTFT_BUCKETS), _cumulative(
-            self.tpot[m] - self.tpot[lo], TPOT_BUCKETS
-        )
+    def windows(self, m: int, starts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(TTFT, TPOT) cumulative bucket vectors, one row per window [start, m): the difference of two rows,
+        as rate() over counters is, clipped at 0 per bucket, then accumulated over the bounds."""
+        lo = np.asarray(starts)
+        return _cumulative(self.ttft[m] - self.ttft[lo]), _cumulative(self.tpot[m] - self.tpot[lo])
 
 
 def _per_minute(values: np.ndarray, weight: np.ndarray, bounds: tuple[float, ...]) -> np.ndarray:
@@ -196,37 +205,39 @@ def _per_minute(values: np.ndarray, weight: np.ndarray, bounds: tuple[float, ...
     return flat.reshape(values.shape[0], width)
 
 
-def _cumulative(counts: np.ndarray, bounds: tuple[float, ...]) -> list[Bucket]:
-    total = np.cumsum(np.maximum(counts, 0.0))
-    return [Bucket(le, float(c)) for le, c in zip((*bounds, math.inf), total, strict=True)]
+def _cumulative(counts: np.ndarray) -> np.ndarray:
+    return np.cumsum(np.maximum(counts, 0.0), axis=1)
+
+
+_TTFT, _TPOT = FixedBounds(TTFT_BUCKETS), FixedBounds(TPOT_BUCKETS)
+_QUANTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
 
 
 def _latencies(
     plan: Plan, fleet: TierFleet, hist: _Cumulative, lo: int, m: int, window: str, served: float
 ) -> dict[str, Measurement]:
+    """The burn windows' shares over the SLOs, and the check window's quantiles and shares: every window's
+    bucket vector read at once through `FixedBounds` (the arithmetic of `fraction_over` and `quantile`)."""
     assert fleet.curve is not None
     hist.advance(fleet.curve, fleet.record, m)
     ttft_slo, tpot_slo = plan.slo_for(fleet.tier)
+    starts = [max(0, m - round(_seconds(w) / 60.0)) for w in BURN_WINDOWS] + [lo]
+    ttft, tpot = hist.windows(m, starts)
+    over = {"ttft": _TTFT.fraction_over(ttft, ttft_slo), "tpot": _TPOT.fraction_over(tpot, tpot_slo)}
     out: dict[str, Measurement] = {}
-    for w in BURN_WINDOWS:
-        ttft_w, tpot_w = hist.window(max(0, m - round(parse_duration(w) / 60.0)), m)
-        for name, buckets, slo in (("ttft", ttft_w, ttft_slo), ("tpot", tpot_w, tpot_slo)):
-            share = fraction_over(buckets, slo)
-            if share.fraction is not None:
-                out[f"bad:{name}:{w}"] = Measurement(share.fraction, _QUERY, w)
+    for i, w in enumerate(BURN_WINDOWS):
+        for name, shares in over.items():
+            if not math.isnan(shares[i]):
+                out[f"bad:{name}:{w}"] = Measurement(float(shares[i]), _QUERY, w)
     if served < MIN_REQUESTS:
         return out
-    ttft_b, tpot_b = hist.window(lo, m)
-    for name, buckets in (("ttft", ttft_b), ("tpot", tpot_b)):
-        for q, label in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
-            # one histogram: histogram_quantile itself (merged_quantile re-reads every bound of every
-            # group, which for one group is the same answer at many times the cost)
-            value = quantile(q, buckets)
+    for name, bounds, rows in (("ttft", _TTFT, ttft), ("tpot", _TPOT, tpot)):
+        check = rows[-1:]
+        for q, label in _QUANTILES:
+            value = float(bounds.quantile(q, check)[0])
             out[f"{name}_{label}"] = Measurement.of(None if math.isnan(value) else value, _QUERY, window,
                                                     round(served))  # fmt: skip
-    over_ttft, over_tpot = fraction_over(ttft_b, ttft_slo), fraction_over(tpot_b, tpot_slo)
-    if over_ttft.fraction is not None:
-        out["ttft_over_slo"] = _m(over_ttft.fraction, window)
-    if over_tpot.fraction is not None:
-        out["tpot_over_slo"] = _m(over_tpot.fraction, window)
+    for name, shares in over.items():
+        if not math.isnan(shares[-1]):
+            out[f"{name}_over_slo"] = _m(float(shares[-1]), window)
     return out

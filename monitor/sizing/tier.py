@@ -98,7 +98,25 @@ class TierSizing:
         return self.workload.peak_rps <= 0
 
 
+_MODELS: dict[tuple[int, int, float, float], tuple[Plan, Tier, ReplicaModel]] = {}
+
+
 def replica_model(plan: Plan, tier: Tier, bandwidth_eff: float, compute_eff: float) -> ReplicaModel:
+    """The tier's replica at these efficiencies, remembered per (plan, tier) object: drift and advice ask
+    for the same one at every evaluation (a replay evaluates every minute). The entry holds the plan and
+    tier, so their ids are not reused while it is cached."""
+    key = (id(plan), id(tier), bandwidth_eff, compute_eff)
+    cached = _MODELS.get(key)
+    if cached is not None and cached[0] is plan and cached[1] is tier:
+        return cached[2]
+    if len(_MODELS) > 256:
+        _MODELS.clear()
+    replica = _replica_model(plan, tier, bandwidth_eff, compute_eff)
+    _MODELS[key] = (plan, tier, replica)
+    return replica
+
+
+def _replica_model(plan: Plan, tier: Tier, bandwidth_eff: float, compute_eff: float) -> ReplicaModel:
     model, gpu = plan.model_of(tier), plan.gpu(tier.gpu)
     engine = Engine.for_tier(tier, model, gpu, bandwidth_eff, compute_eff)
     budget = max(0.0, kv_budget_bytes(tier, model, gpu))

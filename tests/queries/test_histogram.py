@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from monitor.histogram import merged_quantile, quantile
+from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
+from monitor.histogram import FixedBounds, merged_quantile, quantile
 from monitor.queries import Bucket, count_at, fraction_over, fraction_over_groups
 
 INF = math.inf
@@ -118,3 +120,48 @@ def test_merged_quantile_counts_what_a_shorter_list_cannot_bound_as_above_its_la
     # Merged: 140 at 1,000, 190 at 5,000 and 10,000, 200 in all. Rank 0.95 x 200 = 190 lies at 5,000.
     assert merged_quantile(0.95, [short, long]) == pytest.approx(5000)
     assert merged_quantile(0.5, [[Bucket(1.0, 0), Bucket(INF, 0)]]) is None
+
+
+def _random_histograms(rng: np.random.Generator, bounds: tuple[float, ...], rows: int) -> np.ndarray:
+    counts = rng.poisson(rng.uniform(0, 5, size=(rows, len(bounds) + 1))).astype(float)
+    counts[rng.uniform(size=rows) < 0.2] = 0.0  # some rows observed nothing
+    counts *= rng.uniform(0.01, 3.0, size=(rows, 1))  # rates, not whole counts
+    return np.cumsum(counts, axis=1)
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        pytest.param(TTFT_BUCKETS, id="vLLM's TTFT buckets"),
+        pytest.param(TPOT_BUCKETS, id="vLLM's TPOT buckets"),
+        pytest.param((0.0, 1.0, 2.0), id="a first bound of 0 is read as a bound"),
+    ],
+)
+def test_fixed_bounds_answer_what_the_scalar_readers_answer_to_the_bit(bounds: tuple[float, ...]) -> None:
+    rng = np.random.default_rng(7)
+    rows = _random_histograms(rng, bounds, 200)
+    reader = FixedBounds(bounds)
+    thresholds = [0.0, bounds[0], bounds[-1], 2 * bounds[-1], *rng.uniform(0, bounds[-1], 5)]
+    for row, cumulative in enumerate(rows):
+        buckets = [Bucket(le, float(c)) for le, c in zip((*bounds, INF), cumulative, strict=True)]
+        for threshold in thresholds:
+            got = reader.fraction_over(rows[row : row + 1], float(threshold))[0]
+            want = fraction_over(buckets, float(threshold)).fraction
+            assert (math.isnan(got) and want is None) or got == want, (row, threshold)
+        for q in (0.5, 0.95, 0.99, 1.0):
+            got, want = reader.quantile(q, rows[row : row + 1])[0], quantile(q, buckets)
+            assert (math.isnan(got) and math.isnan(want)) or got == want, (row, q)
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        pytest.param((1.0, 0.5), id="bounds out of order"),
+        pytest.param((0.5, 0.5), id="a bound given twice"),
+        pytest.param((0.5, INF), id="+Inf given (it is implied)"),
+        pytest.param((), id="no bounds"),
+    ],
+)
+def test_fixed_bounds_refuse_a_bucket_list_they_would_misread(bounds: tuple[float, ...]) -> None:
+    with pytest.raises(ValueError, match="distinct ascending finite bounds"):
+        FixedBounds(bounds)
