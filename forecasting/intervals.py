@@ -31,12 +31,23 @@ __all__ = ["Bands", "IntervalCalibration", "PeakCalibration", "relative_floor"]
 _BUCKET_EDGES_S = (3600.0, 6 * 3600.0, 86_400.0, 3 * 86_400.0)
 _QUANTILES = (0.025, 0.10, 0.90, 0.975)
 _FLOOR_FRACTION = 0.10
+_SHORT_HISTORY_FLOOR_FRACTION = 1.0
+_SHORT_HISTORY_DAYS = 2.0
 _GRID = (np.arange(100) + 0.5) / 100  # both parts of b_new + e are summarised by 100 equal-probability points
 
 
-def relative_floor(history: FloatArray) -> float:
-    """10% of the mean absolute history: keeps relative errors finite where demand is near zero."""
-    return max(_FLOOR_FRACTION * float(np.mean(np.abs(history))), 1e-9)
+def relative_floor(history: FloatArray, evidence_days: float = float("inf")) -> float:
+    """10% of the mean absolute history: keeps relative errors finite where demand is near zero.
+
+    With under 2 days of errors (`evidence_days`: the days the backtest windows span, 0 without a
+    backtest) the floor is the whole mean: the errors then come from one day, whose references are often
+    near zero where they matter (a service ramping up, an outage, a night), and an error relative to a
+    near-zero forecast, applied at the peak, made bounds 4-15x the observed peak. In units of the mean
+    level, such an error adds about its own size at the peak instead of multiplying it. Once two days of
+    windows show how errors scale with the level, the proportional model is kept.
+    """
+    fraction = _SHORT_HISTORY_FLOOR_FRACTION if evidence_days < _SHORT_HISTORY_DAYS else _FLOOR_FRACTION
+    return max(fraction * float(np.mean(np.abs(history))), 1e-9)
 
 
 @dataclass(frozen=True, eq=False)

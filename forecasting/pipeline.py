@@ -256,10 +256,11 @@ def _select(
     bound are those of the path the forecast will give. MASE stays against the plain baseline.
     """
     step = history.step_seconds
-    floor = relative_floor(history.values)
     if not plan.candidates or not plan.origins:
+        floor = relative_floor(history.values, evidence_days=0.0)
         calibration = _fallback_calibration(history, plan.baseline, floor, settings.fallback_spread_inflation)
         return _Selection(plan.baseline, calibration, plan.why, None)
+    floor = relative_floor(history.values, evidence_days=_days_spanned(plan, step))
     peak_window = min(max(1, round(settings.peak_window_seconds / step)), plan.backtest_horizon_steps)
     raw, baseline_mae, notes = _backtest(history, plan, filled)
     fitted = {label: _anchored(run, step) for label, run in raw.items()}

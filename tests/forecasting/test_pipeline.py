@@ -105,6 +105,28 @@ def test_half_a_day_of_history_gets_wide_intervals() -> None:
     assert np.min(width) > 0.5 * np.mean(result.history.values)
 
 
+@pytest.mark.parametrize(
+    ("days", "multiple"),
+    [
+        pytest.param(1.0, 3.5, id="one day: the whole day's spread x2 stays within 3.5x the peak seen (was 4.4x)"),
+        pytest.param(1.5, 3.0, id="a day and a half of day-over-day errors: within 3x (was 4x)"),
+        pytest.param(2.0, 3.0, id="two days, one backtest window: within 3x (was 2.8x, 3.2x half a day later)"),
+        pytest.param(2.5, 3.0, id="two and a half days, windows spanning 1.5 days: within 3x (was 3.2x)"),
+    ],
+)
+def test_first_days_upper_bounds_stay_within_a_few_times_the_observed_peak(days: float, multiple: float) -> None:
+    """A service ramping up over its first day, with bursts: yesterday's copy is near zero where today is
+    busy, and errors relative to that near-zero forecast used to multiply the peak's bound."""
+    series = traffic(days + 1, seed=5, bursts=True, peak_rps=2.0)
+    values = np.array(series.values)
+    values[:DAY] *= np.linspace(0.02, 1.0, DAY)
+    n = int(days * DAY)
+    result = forecast(Series(series.timestamps_s[:n], values[:n]))
+    seen_peak, next_peak = float(values[:n].max()), float(values[n : n + DAY].max())
+    assert float(result.bands.upper_95.max()) <= multiple * seen_peak
+    assert result.next_peak.upper_95 >= next_peak  # and still above what came
+
+
 def test_weekly_models_wait_for_two_weeks() -> None:
     result = forecast(traffic(12, seed=4))
     assert result.backtest is not None and result.backtest.baseline == "seasonal_naive_daily"
