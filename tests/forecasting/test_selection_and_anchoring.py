@@ -8,9 +8,10 @@ import pytest
 from forecasting import ForecastSettings, Series, forecast
 from forecasting.anchoring import Anchor, recent_level
 from forecasting.backtest import ModelScore
+from forecasting.intervals import conformal_quantiles
 from forecasting.selection import loss_margin, pick_model, plan_selection
 
-from .helpers import DAY, STEP
+from .helpers import DAY, STEP, traffic
 
 
 def score(model: str, losses: list[float]) -> ModelScore:
@@ -139,3 +140,36 @@ def test_a_forecast_starts_from_where_a_wandering_level_is_now() -> None:
         last.append(abs(values[end - 1] - values[end + 11]))
         assert "anchored" in result.reason and "not anchored" not in result.reason
     assert np.mean(ours) < 0.75 * min(np.mean(naive), np.mean(last))
+
+
+def test_an_hourly_export_is_forecast_as_well_as_its_five_minute_source() -> None:
+    """Ten days averaged into hours (as a coarse export gives them): the whole pipeline runs at 1 h steps,
+    the anchor on the last hour, and the next day's hourly path is about as good as the 5-minute one's."""
+    series = traffic(11, seed=4, level_noise=True, weekend_fraction=1.0)
+    hourly_values = series.values.reshape(-1, 12).mean(axis=1)
+    hourly_stamps = series.timestamps_s[::12]
+    history_hours = 10 * 24
+    hourly = forecast(Series(hourly_stamps[:history_hours], hourly_values[:history_hours]))
+    fine = forecast(Series(series.timestamps_s[: 10 * DAY], series.values[: 10 * DAY]))
+    actual = hourly_values[history_hours : history_hours + 24]
+    assert hourly.step_seconds == 3600.0 and hourly.mean.size == 24 and hourly.backtest is not None
+    fine_error = float(np.mean(np.abs(fine.mean.reshape(-1, 12).mean(axis=1) - actual)))
+    assert float(np.mean(np.abs(hourly.mean - actual))) <= 1.3 * fine_error + 0.02 * float(actual.mean())
+    inside = (hourly.bands.lower_80 <= actual) & (actual <= hourly.bands.upper_80)
+    assert inside.mean() >= 0.6
+
+
+@pytest.mark.parametrize(
+    ("n", "upper_rank"),
+    [
+        pytest.param(9, 9, id="nine errors: the 90% bound is the largest, (n + 1) x 0.9 = 9th of 9"),
+        pytest.param(19, 18, id="nineteen errors: the 18th, not the plain quantile between 17th and 18th"),
+        pytest.param(39, 39, id="thirty-nine errors: the 97.5% bound is the largest (the 90% the 36th)"),
+    ],
+)
+def test_pooled_quantiles_carry_the_finite_sample_conformal_correction(n: int, upper_rank: int) -> None:
+    errors = np.arange(1.0, n + 1.0)  # the k-th smallest error is k
+    q = conformal_quantiles(errors)
+    level = 0.975 if n == 39 else 0.90
+    assert q[3 if level == 0.975 else 2] == pytest.approx(float(upper_rank))
+    assert q[0] <= q[1] <= q[2] <= q[3]
