@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from forecasting.anchoring import recent_level
 from forecasting.errors import ForecastModelError
 from forecasting.intervals import IntervalCalibration
 from forecasting.models.base import ForecastModel
@@ -31,6 +32,7 @@ __all__ = [
     "nan_row_max",
     "run_backtest",
     "score_run",
+    "window_mae",
 ]
 
 
@@ -50,11 +52,12 @@ class ModelScore:
 
 @dataclass(frozen=True, eq=False)
 class BacktestRun:
-    """(origins x horizon) actuals and forecasts of one model."""
+    """(origins x horizon) actuals and forecasts of one model; `levels`: the recent level at each origin."""
 
     model: str
     actual: FloatArray
     forecast: FloatArray
+    levels: FloatArray
 
 
 @dataclass(frozen=True)
@@ -81,14 +84,16 @@ def run_backtest(
     """Fit on `series.head(origin)` and forecast `horizon_steps`, for each origin (an index).
 
     Steps in `filled` (gaps regularize filled) are NaN in `actual`: a model is not scored against values
-    the filling invented (a gap filled from the day before would reward repeating the day before).
+    the filling invented (a gap filled from the day before would reward repeating the day before). The
+    recent level at each origin is what the short-horizon anchor (`forecasting.anchoring`) blends toward.
     """
     values = series.values if filled is None else np.where(filled, np.nan, series.values)
     actual = np.stack([values[o : o + horizon_steps] for o in origins])
     forecast = np.stack([model.fit(series.head(o)).forecast(horizon_steps).mean for o in origins])
     if not np.all(np.isfinite(forecast)):
         raise ForecastModelError(model.label, "backtest forecast is not finite")
-    return BacktestRun(model.label, actual, forecast)
+    levels = np.array([recent_level(series.values[:o], series.step_seconds) for o in origins])
+    return BacktestRun(model.label, actual, forecast, levels)
 
 
 def mean_absolute_error(run: BacktestRun) -> float:
@@ -96,6 +101,14 @@ def mean_absolute_error(run: BacktestRun) -> float:
     errors = np.abs(run.actual - run.forecast)
     seen = np.isfinite(errors)
     return float(errors[seen].mean()) if np.any(seen) else float("nan")
+
+
+def window_mae(run: BacktestRun) -> FloatArray:
+    """MAE of each window (row) over its observed steps: the paired losses that model choice compares."""
+    errors = np.abs(run.actual - run.forecast)
+    seen = np.isfinite(errors)
+    total = np.where(seen, errors, 0.0).sum(axis=1)
+    return np.asarray(total / np.maximum(seen.sum(axis=1), 1), dtype=np.float64)
 
 
 def nan_row_max(values: FloatArray) -> FloatArray:

@@ -19,6 +19,7 @@ only the pooled errors are used. Coverage is checked in the backtest by calibrat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,17 +27,44 @@ from scipy.stats import t as student_t
 
 from forecasting.series import FloatArray
 
-__all__ = ["Bands", "IntervalCalibration", "PeakCalibration", "relative_floor"]
+__all__ = ["Bands", "IntervalCalibration", "PeakCalibration", "conformal_quantiles", "relative_floor"]
 
 _BUCKET_EDGES_S = (3600.0, 6 * 3600.0, 86_400.0, 3 * 86_400.0)
 _QUANTILES = (0.025, 0.10, 0.90, 0.975)
 _FLOOR_FRACTION = 0.10
+_SHORT_HISTORY_FLOOR_FRACTION = 1.0
+_SHORT_HISTORY_DAYS = 2.0
 _GRID = (np.arange(100) + 0.5) / 100  # both parts of b_new + e are summarised by 100 equal-probability points
 
 
-def relative_floor(history: FloatArray) -> float:
-    """10% of the mean absolute history: keeps relative errors finite where demand is near zero."""
-    return max(_FLOOR_FRACTION * float(np.mean(np.abs(history))), 1e-9)
+def conformal_quantiles(errors: FloatArray) -> FloatArray:
+    """The 2.5/10/90/97.5% quantiles with the split-conformal finite-sample correction.
+
+    For the next error to fall below the upper bound with probability at least p when the bound is
+    taken from n exchangeable past errors, the bound is their ceil((n + 1) p)-th smallest, i.e. the
+    (n + 1) p / n quantile (Vovk et al. 2005; Lei et al. 2018); symmetrically for the lower bounds.
+    Negligible for hundreds of errors, it widens the bands of short histories, whose sample is small.
+    """
+    ordered = np.sort(errors[np.isfinite(errors)])
+    n = ordered.size
+    ranks = [  # 1-based order statistics; the 1e-9 keeps (n + 1) p = 18.000000000000004 at 18
+        min(n, math.ceil((n + 1) * p - 1e-9)) if p > 0.5 else max(1, math.floor((n + 1) * p + 1e-9)) for p in _QUANTILES
+    ]
+    return np.asarray(ordered[np.array(ranks) - 1], dtype=np.float64)
+
+
+def relative_floor(history: FloatArray, evidence_days: float = float("inf")) -> float:
+    """10% of the mean absolute history: keeps relative errors finite where demand is near zero.
+
+    With under 2 days of errors (`evidence_days`: the days the backtest windows span, 0 without a
+    backtest) the floor is the whole mean: the errors then come from one day, whose references are often
+    near zero where they matter (a service ramping up, an outage, a night), and an error relative to a
+    near-zero forecast, applied at the peak, made bounds 4-15x the observed peak. In units of the mean
+    level, such an error adds about its own size at the peak instead of multiplying it. Once two days of
+    windows show how errors scale with the level, the proportional model is kept.
+    """
+    fraction = _SHORT_HISTORY_FLOOR_FRACTION if evidence_days < _SHORT_HISTORY_DAYS else _FLOOR_FRACTION
+    return max(fraction * float(np.mean(np.abs(history))), 1e-9)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,10 +116,9 @@ class IntervalCalibration:
             if observed.size == 0:  # a bucket that only held filled gaps: the pooled errors stand in
                 observed = (relative - (0.0 if next_offsets is None else offsets[:, None]))[np.isfinite(relative)]
             if next_offsets is None:
-                sample = observed
-            else:
-                sample = (next_offsets[:, None] + np.quantile(observed, _GRID)[None, :]).ravel()
-            q = np.quantile(sample, _QUANTILES)
+                q = conformal_quantiles(observed)
+            else:  # the Student-t offsets already carry the finite-sample widening
+                q = np.quantile((next_offsets[:, None] + np.quantile(observed, _GRID)[None, :]).ravel(), _QUANTILES)
             quantiles.append((float(q[0]), float(q[1]), float(q[2]), float(q[3])))
         return cls(floor, starts, tuple(quantiles), int(np.isfinite(relative).sum()), source)
 
@@ -100,7 +127,7 @@ class IntervalCalibration:
         cls, relative: FloatArray, *, floor: float, source: str, inflation: float = 1.0
     ) -> IntervalCalibration:
         """One bucket for all horizons, from relative errors computed by the caller (fallback models)."""
-        q = np.quantile(relative, _QUANTILES) * inflation
+        q = conformal_quantiles(relative) * inflation
         return cls(floor, (0,), ((float(q[0]), float(q[1]), float(q[2]), float(q[3])),), int(relative.size), source)
 
     def bands(self, mean: FloatArray) -> Bands:

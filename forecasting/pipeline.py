@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
+from forecasting.anchoring import Anchor, recent_level
 from forecasting.backtest import (
     BacktestReport,
     BacktestRun,
@@ -22,15 +23,15 @@ from forecasting.backtest import (
     mean_absolute_error,
     run_backtest,
     score_run,
+    window_mae,
 )
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
-from forecasting.models import Combination, FittedModel, ForecastModel, make_model
+from forecasting.models import Combination, FittedModel, ForecastModel, PointForecast, make_model
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
-from forecasting.selection import _TIE_TOLERANCE as TIE_TOLERANCE  # the tie rule pick_model applies
-from forecasting.selection import SelectionPlan, calibration_origins, pick_model, plan_selection
+from forecasting.selection import SelectionPlan, loss_margin, pick_model, plan_selection
 from forecasting.series import RegularSeries, Series, steps_per_day
 
 __all__ = ["ForecastSettings", "forecast", "forecast_many"]
@@ -44,9 +45,9 @@ class ForecastSettings(BaseModel):
     horizon_seconds: float = Field(default=86_400.0, gt=0.0)
     step_seconds: float | None = Field(default=None, gt=0.0, description="None: inferred from the data")
     thresholds: tuple[float, ...] = Field(default=(), description="ramp thresholds, e.g. replica steps")
-    max_origins: int = Field(default=3, ge=1, le=10, description="backtest origins for model choice")
+    max_origins: int = Field(default=3, ge=1, le=10, description="same-time-of-week backtest origins")
     calibration_origins: int = Field(
-        default=12, ge=1, le=28, description="origins whose errors calibrate the picked model's intervals"
+        default=12, ge=1, le=28, description="more origins, spaced as below: model choice and intervals"
     )
     calibration_spacing_seconds: float = Field(
         default=6 * 3600.0, gt=0.0, description="between calibration origins (windows overlap: more peaks seen)"
@@ -103,6 +104,10 @@ class _Selection:
     reason: str
     report: BacktestReport | None
     peak: PeakCalibration | None = None
+    anchors: Mapping[str, Anchor] | None = None
+
+    def anchor(self, label: str, step_seconds: float) -> Anchor:
+        return (self.anchors or {}).get(label) or Anchor.none(step_seconds)
 
 
 def _backtest(
@@ -135,7 +140,7 @@ def _combined_run(model: ForecastModel, runs: Mapping[str, BacktestRun]) -> Back
         return None
     parts = [runs[part.label] for part in model.parts]
     forecast = np.mean([run.forecast for run in parts], axis=0)
-    return BacktestRun(model.label, parts[0].actual, np.maximum(forecast, 0.0))
+    return BacktestRun(model.label, parts[0].actual, np.maximum(forecast, 0.0), parts[0].levels)
 
 
 _CHEAP_MODELS = frozenset({"seasonal_naive_daily", "seasonal_naive_weekly"})
@@ -150,43 +155,20 @@ def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
     return daily_mae >= _WEEKLY_DOMINANCE * weekly_mae
 
 
-def _extend_run(
-    history: RegularSeries,
-    model: ForecastModel,
-    run: BacktestRun,
-    plan: SelectionPlan,
-    settings: ForecastSettings,
-    filled: NDArray[np.bool_] | None,
-) -> tuple[BacktestRun, tuple[int, ...]]:
-    """More backtest origins for the picked model only, every few hours, so its intervals see more.
-
-    Errors within a day are correlated (a busy day is busy all day), so 3 windows hold about 3 samples of
-    the day-level error: too few for an 80% quantile, let alone the peak's. The extra fits cost one model.
-    """
-    step = history.step_seconds
-    spacing = max(1, round(settings.calibration_spacing_seconds / step))
-    need = model.min_history_steps(step)
-    wanted = calibration_origins(
-        len(history), plan.backtest_horizon_steps, need, spacing, max(settings.calibration_origins, len(plan.origins))
-    )
-    extra = tuple(o for o in wanted if o not in plan.origins)
-    if not extra:
-        return run, plan.origins
-    more = run_backtest(history, model, extra, plan.backtest_horizon_steps, filled)
-    merged = BacktestRun(
-        run.model, np.concatenate([run.actual, more.actual]), np.concatenate([run.forecast, more.forecast])
-    )
-    return merged, plan.origins + extra
+def _anchored(run: BacktestRun, step_seconds: float) -> tuple[BacktestRun, Anchor]:
+    """The run with its first hours blended toward each origin's recent level, by the anchor it fits best."""
+    anchor = Anchor.fit(run.actual, run.forecast, run.levels, step_seconds)
+    if anchor.weight == 0.0:
+        return run, anchor
+    forecast = np.stack([anchor.apply(row, level) for row, level in zip(run.forecast, run.levels, strict=True)])
+    return BacktestRun(run.model, run.actual, forecast, run.levels), anchor
 
 
 def _peak_calibration(
     history: RegularSeries,
-    filled: NDArray[np.bool_] | None,
     plan: SelectionPlan,
-    settings: ForecastSettings,
-    extended: dict[str, BacktestRun],
+    picked: str,
     runs: Mapping[str, BacktestRun],
-    origins: tuple[int, ...],
     peak_window: int,
 ) -> PeakCalibration | None:
     """The peak bound from the picked model or the daily seasonal naive, whichever misses peaks more evenly.
@@ -196,24 +178,34 @@ def _peak_calibration(
     misses scatter less gives the tighter bound; smooth models trade a better path for a peak they
     flatten, and yesterday's peak is often the better guess of today's.
     """
-    step = history.step_seconds
-    spanned = (max(origins) - min(origins) + plan.backtest_horizon_steps) * step / 86_400.0
-    naive = next((m for m in plan.candidates if m.label == "seasonal_naive_daily"), None)
-    if naive is not None and naive.label not in extended and naive.label in runs:
-        extended[naive.label], _ = _extend_run(history, naive, runs[naive.label], plan, settings, filled)
+    spanned = _days_spanned(plan, history.step_seconds)
+    labels = [picked] + (["seasonal_naive_daily"] if "seasonal_naive_daily" in runs else [])
     found = [
-        PeakCalibration.from_windows(label, run.actual, run.forecast, peak_steps=peak_window, days_spanned=spanned)
-        for label, run in extended.items()
+        PeakCalibration.from_windows(
+            label, runs[label].actual, runs[label].forecast, peak_steps=peak_window, days_spanned=spanned
+        )
+        for label in dict.fromkeys(labels)
     ]
     valid = [c for c in found if c is not None]
     return min(valid, key=lambda c: c.sd) if valid else None
+
+
+def _days_spanned(plan: SelectionPlan, step_seconds: float) -> float:
+    """Days the backtest windows cover: the independent samples of a day-level error (windows overlap)."""
+    return (max(plan.origins) - min(plan.origins) + plan.backtest_horizon_steps) * step_seconds / 86_400.0
 
 
 def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
-def _reason(plan: SelectionPlan, best: ModelScore, scores: tuple[ModelScore, ...], notes: tuple[str, ...]) -> str:
+def _reason(
+    plan: SelectionPlan,
+    best: ModelScore,
+    scores: tuple[ModelScore, ...],
+    notes: tuple[str, ...],
+    margin: tuple[float, float] | None = None,
+) -> str:
     """Why this model, with the numbers: its MASE and peak error, and every other model's MASE."""
     coverage = f"backtest 80% coverage {_percent(best.coverage_80)} over {best.origins} origin(s)"
     if len(scores) == 1:
@@ -225,7 +217,7 @@ def _reason(plan: SelectionPlan, best: ModelScore, scores: tuple[ModelScore, ...
             f"{plan.why}: picked {best.model}, MASE {best.mase:.2f} against {plan.baseline.label} "
             f"(MAE {best.mae:.3g}), peak error {peak}, {coverage}; others: {others}"
         )
-        text += _why_not_lowest(best, scores)
+        text += _why_not_lowest(best, scores, margin)
     if plan.skipped:
         text += f"; not tried: {', '.join(plan.skipped)}"
     if notes:
@@ -233,14 +225,16 @@ def _reason(plan: SelectionPlan, best: ModelScore, scores: tuple[ModelScore, ...
     return text
 
 
-def _why_not_lowest(best: ModelScore, scores: tuple[ModelScore, ...]) -> str:
-    """When a model with a lower MASE lost: it was within the tie tolerance and missed the peak by more."""
+def _why_not_lowest(best: ModelScore, scores: tuple[ModelScore, ...], margin: tuple[float, float] | None) -> str:
+    """When a model with a lower MASE lost: it was not better by more than one standard error."""
     lowest = min(scores, key=lambda s: s.mase)
-    if lowest is best or lowest.mase >= best.mase:
+    if lowest is best or lowest.mase >= best.mase or margin is None:
         return ""
-    missed = "n/a" if lowest.peak_error is None else f"{lowest.peak_error:.1%}"
-    return (f"; {lowest.model}'s lower MASE is within {TIE_TOLERANCE:.0%} of it, and it misses the peak by more "
-            f"({missed}): the peak sets the replicas")  # fmt: skip
+    mean, se = margin
+    return (
+        f"; {lowest.model}'s lower MASE is within one standard error of the paired window losses "
+        f"({mean:.3g} vs {se:.3g}), so the simpler {best.model} is kept"
+    )
 
 
 def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:
@@ -255,35 +249,45 @@ def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:
 def _select(
     history: RegularSeries, filled: NDArray[np.bool_] | None, plan: SelectionPlan, settings: ForecastSettings
 ) -> _Selection:
-    """Backtest the plan's candidates, pick by MASE, calibrate the pick's intervals on more windows.
+    """Backtest the plan's candidates, anchor each, pick by the one-SE rule, calibrate the pick's intervals.
 
-    MAE, MASE and peak error compare models on the same windows; the pick's coverage is then measured
-    on all the windows its intervals are calibrated on (`calibration_origins`).
+    Every candidate runs on the same windows (the same time of week one and two weeks back, and a dozen
+    every 6 h), each with the short-horizon anchor it fits best, so that scores, intervals and the peak
+    bound are those of the path the forecast will give. MASE stays against the plain baseline.
     """
     step = history.step_seconds
-    floor = relative_floor(history.values)
     if not plan.candidates or not plan.origins:
+        floor = relative_floor(history.values, evidence_days=0.0)
         calibration = _fallback_calibration(history, plan.baseline, floor, settings.fallback_spread_inflation)
         return _Selection(plan.baseline, calibration, plan.why, None)
+    floor = relative_floor(history.values, evidence_days=_days_spanned(plan, step))
     peak_window = min(max(1, round(settings.peak_window_seconds / step)), plan.backtest_horizon_steps)
-    runs, baseline_mae, notes = _backtest(history, plan, filled)
+    raw, baseline_mae, notes = _backtest(history, plan, filled)
+    fitted = {label: _anchored(run, step) for label, run in raw.items()}
+    runs = {label: run for label, (run, _) in fitted.items()}
     scores = tuple(
         score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
         for run in runs.values()
     )
-    best = pick_model(scores)
+    losses = {label: window_mae(run) for label, run in runs.items()}
+    best = pick_model(scores, losses, _days_spanned(plan, step))
+    lowest = min(scores, key=lambda s: s.mase)
+    margin = loss_margin(losses[lowest.model], losses[best.model], _days_spanned(plan, step))
     model = next(m for m in plan.candidates if m.label == best.model)
-    run, origins = _extend_run(history, model, runs[best.model], plan, settings, filled)
+    run = runs[best.model]
     calibration = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step)
-    peak = _peak_calibration(history, filled, plan, settings, {best.model: run}, runs, origins, peak_window)
-    extended = score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
-    best = replace(best, coverage_80=extended.coverage_80, coverage_95=extended.coverage_95, origins=extended.origins)
-    scores = tuple(best if s.model == best.model else s for s in scores)
-    origins_s = tuple(float(history.timestamps_s[o - 1]) for o in origins)
+    peak = _peak_calibration(history, plan, best.model, runs, peak_window)
+    origins_s = tuple(float(history.timestamps_s[o - 1]) for o in plan.origins)
     report = BacktestReport(
         plan.baseline.label, plan.backtest_horizon_steps, step, origins_s, scores, best.model, notes
     )
-    return _Selection(model, calibration, _reason(plan, best, scores, notes), report, peak)
+    anchors = {label: anchor for label, (_, anchor) in fitted.items()}
+    reason = _reason(plan, best, scores, notes, margin) + f"; {anchors[best.model].describe()}"
+    return _Selection(model, calibration, reason, report, peak, anchors)
+
+
+def _anchored_path(point: PointForecast, anchor: Anchor, level: float) -> PointForecast:
+    return PointForecast(point.model, point.timestamps_s, anchor.apply(point.mean, level))
 
 
 def forecast(series: Series | RegularSeries, settings: ForecastSettings | None = None) -> ForecastResult:
@@ -299,10 +303,13 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
         max_origins=settings.max_origins,
         max_backtest_days=settings.max_backtest_days,
         model_labels=settings.models,
+        every_steps=max(1, round(settings.calibration_spacing_seconds / step)),
+        every_count=settings.calibration_origins,
     )
     selection = _select(history, filled, plan, settings)
     fitted = _fit_final(selection.model, history)
-    point = fitted.forecast(horizon_steps)
+    level = recent_level(history.values, step)
+    point = _anchored_path(fitted.forecast(horizon_steps), selection.anchor(selection.model.label, step), level)
     reason = selection.reason + (f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else "")
     bands = selection.calibration.bands(point.mean)
     peak_window = max(1, round(settings.peak_window_seconds / step))
@@ -310,7 +317,8 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
     if selection.peak is not None:
         reference = point if selection.peak.reference == selection.model.label else None
         if reference is None:
-            reference = _fit_final(make_model(selection.peak.reference), history).forecast(horizon_steps)
+            path = _fit_final(make_model(selection.peak.reference), history).forecast(horizon_steps)
+            reference = _anchored_path(path, selection.anchor(selection.peak.reference, step), level)
         upper_80, upper_95 = selection.peak.upper(float(np.max(reference.mean[:peak_window])))
         peak = replace(peak, upper=max(upper_80, peak.value), upper_95=max(upper_95, peak.value))
     ramp = ramp_crossings(

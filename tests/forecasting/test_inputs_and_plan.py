@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from forecasting import ForecastInputError, IntervalCalibration, format_duration, parse_duration
-from forecasting.backtest import ModelScore
 from forecasting.csv_input import CsvFormatError, parse_csv_series
 from forecasting.models.level import significant_shift
-from forecasting.selection import backtest_origins, pick_model, plan_selection
+from forecasting.selection import backtest_origins, plan_selection
 from tests.forecasting.helpers import DAY, STEP, WEEK
 
 
@@ -94,7 +93,9 @@ def test_interval_quantiles_come_from_the_errors_by_horizon_bucket() -> None:
     bands = calibration.bands(forecast)
     assert bands.upper_80[0] == pytest.approx(100.0 + 0.8 * 0.2 * 110.0, rel=0.01)
     assert bands.upper_80[-1] == pytest.approx(100.0 + 0.8 * 0.4 * 110.0, rel=0.01)
-    assert bands.lower_95[-1] == pytest.approx(100.0 - 0.95 * 0.4 * 110.0, rel=0.01)
+    # 60 errors: the finite-sample (conformal) 2.5% bound is the smallest, floor(61 x 0.025) = 1st, not the
+    # interpolated -0.38 (so the bound moved from 58.2 to 56: one window's sample is small)
+    assert bands.lower_95[-1] == pytest.approx(100.0 - 0.4 * 110.0, rel=0.01)
 
 
 def test_a_handful_of_windows_widens_the_bands_like_a_student_t_prediction() -> None:
@@ -144,16 +145,6 @@ def test_the_plan_uses_the_weekly_baseline_once_two_origins_have_two_weeks() -> 
         "combined",
     ]
     assert all(o >= 15 * DAY for o in long.origins) and 28 * DAY - WEEK in long.origins
-
-
-def test_the_pick_is_the_lowest_mase_with_ties_broken_by_peak_error() -> None:
-    scores = [
-        ModelScore("a", 1.0, 1.00, None, None, 0.05, 3),
-        ModelScore("b", 0.9, 0.90, None, None, 0.08, 3),
-        ModelScore("c", 0.91, 0.91, None, None, 0.03, 3),
-    ]
-    assert pick_model(scores).model == "c"
-    assert pick_model(scores[:2]).model == "b"
 
 
 @pytest.mark.parametrize(
