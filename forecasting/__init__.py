@@ -6,33 +6,91 @@ recent history, picks one by MASE against seasonal naive, calibrates 80%/95% int
 errors and reports the next peak and the ramp (threshold crossings).
 """
 
-from forecasting.backtest import BacktestReport, ModelScore
-from forecasting.calendar import MorningRamp, is_business_hours, local_time, next_morning_ramp
-from forecasting.csv_input import CsvFormatError, parse_csv_series
-from forecasting.durations import format_duration, parse_duration
-from forecasting.errors import ForecastError, ForecastInputError, ForecastModelError
-from forecasting.events import Peak, RampCrossing, next_peak, ramp_crossings
-from forecasting.intervals import Bands, IntervalCalibration
-from forecasting.models import (
-    MODEL_FACTORIES,
-    FittedModel,
-    ForecastModel,
-    HoltWinters,
-    HoltWintersSettings,
-    MeanDrift,
-    MeanDriftSettings,
-    MSTLForecaster,
-    MSTLSettings,
-    PointForecast,
-    SeasonalNaive,
-    SeasonalNaiveSettings,
-    make_model,
-)
-from forecasting.pipeline import ForecastSettings, forecast, forecast_many
-from forecasting.regularize import Regularized, RegularizeReport, infer_step_seconds, regularize
-from forecasting.result import ForecastPoint, ForecastResult
-from forecasting.series import RegularSeries, Series, steps_per_day, steps_per_week
-from forecasting.synthetic import TrafficShape, synthetic_traffic
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The package's names load on first use (PEP 562): `monitor.units` needs only `forecasting.durations`, and
+# importing every model here pulled statsmodels and scipy into each CLI command's --help (about 1 s).
+if TYPE_CHECKING:
+    from forecasting.backtest import BacktestReport, ModelScore
+    from forecasting.calendar import MorningRamp, is_business_hours, local_time, next_morning_ramp
+    from forecasting.csv_input import CsvFormatError, parse_csv_series
+    from forecasting.durations import format_duration, parse_duration
+    from forecasting.errors import ForecastError, ForecastInputError, ForecastModelError
+    from forecasting.events import Peak, RampCrossing, next_peak, ramp_crossings
+    from forecasting.intervals import Bands, IntervalCalibration
+    from forecasting.models import (
+        MODEL_FACTORIES,
+        FittedModel,
+        ForecastModel,
+        HoltWinters,
+        HoltWintersSettings,
+        MeanDrift,
+        MeanDriftSettings,
+        MSTLForecaster,
+        MSTLSettings,
+        PointForecast,
+        SeasonalNaive,
+        SeasonalNaiveSettings,
+        make_model,
+    )
+    from forecasting.pipeline import ForecastSettings, forecast, forecast_many
+    from forecasting.regularize import Regularized, RegularizeReport, infer_step_seconds, regularize
+    from forecasting.result import ForecastPoint, ForecastResult
+    from forecasting.series import RegularSeries, Series, steps_per_day, steps_per_week
+    from forecasting.synthetic import TrafficShape, synthetic_traffic
+
+_HOME: dict[str, str] = {
+    "BacktestReport": "forecasting.backtest",
+    "Bands": "forecasting.intervals",
+    "CsvFormatError": "forecasting.csv_input",
+    "FittedModel": "forecasting.models",
+    "ForecastError": "forecasting.errors",
+    "ForecastInputError": "forecasting.errors",
+    "ForecastModel": "forecasting.models",
+    "ForecastModelError": "forecasting.errors",
+    "ForecastPoint": "forecasting.result",
+    "ForecastResult": "forecasting.result",
+    "ForecastSettings": "forecasting.pipeline",
+    "HoltWinters": "forecasting.models",
+    "HoltWintersSettings": "forecasting.models",
+    "IntervalCalibration": "forecasting.intervals",
+    "MODEL_FACTORIES": "forecasting.models",
+    "MSTLForecaster": "forecasting.models",
+    "MSTLSettings": "forecasting.models",
+    "MeanDrift": "forecasting.models",
+    "MeanDriftSettings": "forecasting.models",
+    "ModelScore": "forecasting.backtest",
+    "MorningRamp": "forecasting.calendar",
+    "Peak": "forecasting.events",
+    "PointForecast": "forecasting.models",
+    "RampCrossing": "forecasting.events",
+    "RegularSeries": "forecasting.series",
+    "RegularizeReport": "forecasting.regularize",
+    "Regularized": "forecasting.regularize",
+    "SeasonalNaive": "forecasting.models",
+    "SeasonalNaiveSettings": "forecasting.models",
+    "Series": "forecasting.series",
+    "TrafficShape": "forecasting.synthetic",
+    "forecast": "forecasting.pipeline",
+    "forecast_many": "forecasting.pipeline",
+    "format_duration": "forecasting.durations",
+    "infer_step_seconds": "forecasting.regularize",
+    "is_business_hours": "forecasting.calendar",
+    "local_time": "forecasting.calendar",
+    "make_model": "forecasting.models",
+    "next_morning_ramp": "forecasting.calendar",
+    "next_peak": "forecasting.events",
+    "parse_csv_series": "forecasting.csv_input",
+    "parse_duration": "forecasting.durations",
+    "ramp_crossings": "forecasting.events",
+    "regularize": "forecasting.regularize",
+    "steps_per_day": "forecasting.series",
+    "steps_per_week": "forecasting.series",
+    "synthetic_traffic": "forecasting.synthetic",
+}
 
 __all__ = [
     "MODEL_FACTORIES",
@@ -83,3 +141,16 @@ __all__ = [
     "steps_per_week",
     "synthetic_traffic",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'forecasting' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -49,3 +49,17 @@ def test_running_the_command_does_load_the_forecaster(tmp_path: Path) -> None:
     done, loaded = _loaded("forecast", "--csv", str(csv))
     assert "forecasting" in loaded and "statsmodels" in loaded, loaded
     assert "short.csv" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("check", id="check --help loads no statsmodels: monitor.units reaches only forecasting.durations"),
+        pytest.param("size", id="size --help loads no statsmodels"),
+        pytest.param("serve", id="serve --help loads no statsmodels"),
+    ],
+)
+def test_other_commands_help_loads_no_forecasting_models(command: str) -> None:
+    done, loaded = _loaded(command, "--help")
+    assert "Usage" in done.stdout, done.stdout
+    assert "statsmodels" not in loaded, loaded
