@@ -11,6 +11,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# Loaded now, not lazily: the function `regularize` shares its submodule's name, and importing the submodule
+# anywhere sets the package attribute to the module, which a lazy lookup would then never replace.
+from forecasting.regularize import Regularized, RegularizeReport, infer_step_seconds, regularize
+
 # The package's names load on first use (PEP 562): `monitor.units` needs only `forecasting.durations`, and
 # importing every model here pulled statsmodels and scipy into each CLI command's --help (about 1 s).
 if TYPE_CHECKING:
@@ -37,7 +41,6 @@ if TYPE_CHECKING:
         make_model,
     )
     from forecasting.pipeline import ForecastSettings, forecast, forecast_many
-    from forecasting.regularize import Regularized, RegularizeReport, infer_step_seconds, regularize
     from forecasting.result import ForecastPoint, ForecastResult
     from forecasting.series import RegularSeries, Series, steps_per_day, steps_per_week
     from forecasting.synthetic import TrafficShape, synthetic_traffic
@@ -68,8 +71,6 @@ _HOME: dict[str, str] = {
     "PointForecast": "forecasting.models",
     "RampCrossing": "forecasting.events",
     "RegularSeries": "forecasting.series",
-    "RegularizeReport": "forecasting.regularize",
-    "Regularized": "forecasting.regularize",
     "SeasonalNaive": "forecasting.models",
     "SeasonalNaiveSettings": "forecasting.models",
     "Series": "forecasting.series",
@@ -77,7 +78,6 @@ _HOME: dict[str, str] = {
     "forecast": "forecasting.pipeline",
     "forecast_many": "forecasting.pipeline",
     "format_duration": "forecasting.durations",
-    "infer_step_seconds": "forecasting.regularize",
     "is_business_hours": "forecasting.calendar",
     "local_time": "forecasting.calendar",
     "make_model": "forecasting.models",
@@ -86,7 +86,6 @@ _HOME: dict[str, str] = {
     "parse_csv_series": "forecasting.csv_input",
     "parse_duration": "forecasting.durations",
     "ramp_crossings": "forecasting.events",
-    "regularize": "forecasting.regularize",
     "steps_per_day": "forecasting.series",
     "steps_per_week": "forecasting.series",
     "synthetic_traffic": "forecasting.synthetic",
