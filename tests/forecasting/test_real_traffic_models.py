@@ -36,6 +36,23 @@ def test_the_profile_follows_a_growing_level() -> None:
     assert float(np.max(fitted.forecast(DAY).mean)) == pytest.approx(float(np.max(after)), rel=0.05)
 
 
+@pytest.mark.parametrize(
+    "days_ago",
+    [
+        pytest.param(2, id="a 50 percent step two days ago is a new level, not a slope"),
+        pytest.param(3, id="a 50 percent step three days ago is a new level, not a slope"),
+    ],
+)
+def test_the_profile_refits_its_trend_after_a_level_shift(days_ago: int) -> None:
+    series = traffic(11, seed=3, poisson=False, weekend_fraction=1.0, level_noise=True)
+    values = np.array(series.values)
+    values[(10 - days_ago) * DAY :] *= 1.5
+    history, after = split(with_values(series, values), 10 * DAY)
+    fitted = ProfileLevel().fit(regularize(history).series)
+    assert fitted.trend_per_day == 0.0  # the step read as +7-9%/day before the shift test
+    assert float(np.max(fitted.forecast(DAY).mean)) == pytest.approx(float(np.max(after[:DAY])), rel=0.10)
+
+
 def test_the_offset_starts_the_path_where_demand_is_now_and_fades() -> None:
     series = traffic(8, seed=2, poisson=False, weekend_fraction=1.0)
     values = np.array(series.values)
