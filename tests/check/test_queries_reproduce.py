@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +21,10 @@ import yaml
 from typer.testing import CliRunner
 
 from fleetsim.fleet import NAMESPACE
-from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.cli.main import build_app
 from monitor.source import source_from_settings
 from tests.check.test_scenarios import REPO
+from tests.harness.stack import Stack
 
 pytestmark = pytest.mark.integration
 
@@ -36,13 +34,11 @@ END = "2026-12-01T21:00:00Z"
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("reproduce")
-    argv = [sys.executable, "-m", "fleetsim", "backfill", str(CAPSTONE), "--days", "0.25", "--step", "60s",
-            "--end", END, "--prometheus-data", str(tmp / "data")]  # fmt: skip
-    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    with PrometheusProcess.start(PrometheusConfig(data_dir=tmp / "data"), workdir=tmp / "prom") as prom:
-        yield prom.url
+    stack = Stack(tmp_path_factory.mktemp("reproduce"))
+    try:
+        yield stack.fleet_history(CAPSTONE, days=0.25, step="60s", end=END).url
+    finally:
+        stack.close()
 
 
 def _two_model_plan(out: Path) -> Path:

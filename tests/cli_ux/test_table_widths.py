@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import csv
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,14 +34,9 @@ WIDTHS = (100, 80)
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusProcess]:
-    workdir = tmp_path_factory.mktemp("widths")
-    argv = [sys.executable, "-m", "fleetsim", "backfill", str(COPILOT), "--days", "1", "--step", "15s",
-            "--end", END, "--prometheus-data", str(workdir / "data")]  # fmt: skip
-    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    stack = Stack(workdir / "stack")  # fails with the install instruction where prometheus is missing
+    stack = Stack(tmp_path_factory.mktemp("widths"))
     try:
-        yield stack.prometheus(data_dir=workdir / "data")  # no scrape target: history alone
+        yield stack.fleet_history(COPILOT, days=1, step="15s", end=END)
     finally:
         stack.close()
 

@@ -7,6 +7,8 @@ engine. The failure message says how to install the tools.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -34,6 +36,9 @@ __all__ = ["BACKENDS", "Stack", "api_query", "require_binaries", "wait_for"]
 
 # The query backends integration tests run against: a test parametrized over them meets both engines.
 BACKENDS = ("prometheus", "victoria-metrics")
+
+
+_REPO = Path(__file__).resolve().parents[2]
 
 
 def require_binaries(*names: str) -> None:
@@ -87,6 +92,16 @@ class Stack:
             pytest.fail(str(exc), pytrace=False)
         self._procs.append(proc)
         return proc
+
+    def fleet_history(self, plan: Path, *, days: float, step: str, end: str) -> PrometheusProcess:
+        """A Prometheus holding `days` of fleetsim's history of `plan` up to `end` (the `fleetsim backfill`
+        command a user runs) and scraping nothing: history alone."""
+        data = self._dir("history") / "data"
+        argv = [sys.executable, "-m", "fleetsim", "backfill", str(plan), "--days", str(days), "--step", step,
+                "--end", end, "--prometheus-data", str(data)]  # fmt: skip
+        done = subprocess.run(argv, cwd=_REPO, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return self.prometheus(data_dir=data)
 
     def victoria_metrics(
         self,

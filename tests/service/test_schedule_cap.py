@@ -35,14 +35,9 @@ READY = 4  # the copilot's planned replicas, which fleetsim's history runs
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusProcess]:
-    workdir = tmp_path_factory.mktemp("schedule-cap")
-    argv = [sys.executable, "-m", "fleetsim", "backfill", str(COPILOT), "--days", "1", "--step", "15s",
-            "--end", END, "--prometheus-data", str(workdir / "data")]  # fmt: skip
-    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    stack = Stack(workdir / "stack")
+    stack = Stack(tmp_path_factory.mktemp("schedule-cap"))
     try:
-        yield stack.prometheus(data_dir=workdir / "data")  # no scrape target: history alone
+        yield stack.fleet_history(COPILOT, days=1, step="15s", end=END)
     finally:
         stack.close()
 
