@@ -2,7 +2,8 @@
 
 No HTTP, no Prometheus, no clock: time is always a parameter (Unix seconds). The usual entry point is
 `forecast(series, ForecastSettings(...))`, which regularizes the series, backtests the candidate models on
-recent history, picks one by MASE against seasonal naive, calibrates 80%/95% intervals from the backtest
+recent history, picks the simplest within one standard error of the best MASE against seasonal naive
+(`forecasting.selection`), calibrates 80%/95% intervals from the backtest
 errors and reports the next peak and the ramp (threshold crossings).
 """
 
