@@ -29,6 +29,7 @@ from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
 from forecasting.models import Combination, FittedModel, ForecastModel, PointForecast, make_model
+from forecasting.peaks import DailyPeakBound
 from forecasting.regularize import RegularizeReport, regularize
 from forecasting.result import ForecastResult
 from forecasting.selection import SelectionPlan, loss_margin, pick_model, plan_selection
@@ -171,7 +172,9 @@ def _peak_calibration(
     runs: Mapping[str, BacktestRun],
     peak_window: int,
 ) -> PeakCalibration | None:
-    """The peak bound from the picked model or the daily seasonal naive, whichever misses peaks more evenly.
+    """The peak bound of short histories (under `peaks.MIN_WINDOW_DAYS` of day-long windows; with more,
+    `peaks.DailyPeakBound` calibrates on every past window instead): from the picked model or the daily
+    seasonal naive, whichever misses peaks more evenly.
 
     Two estimates of the next peak: the picked model's maximum and yesterday's (the daily naive's). Each
     is debiased and bounded by its own misses on the same windows, so at the same cover the one whose
@@ -314,7 +317,13 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
     bands = selection.calibration.bands(point.mean)
     peak_window = max(1, round(settings.peak_window_seconds / step))
     peak = next_peak(point.timestamps_s, point.mean, bands.upper_80, bands.upper_95, peak_window)
-    if selection.peak is not None:
+    actual = history.values if filled is None else np.where(filled, np.nan, history.values)
+    daily = DailyPeakBound.fit(history.values, actual, step, min(peak_window, horizon_steps))
+    if daily is not None:
+        upper_80, upper_95 = daily.upper(history.values, step)
+        peak = replace(peak, upper=max(upper_80, peak.value), upper_95=max(upper_95, peak.value))
+        reason += f"; {daily.describe()}"
+    elif selection.peak is not None:
         reference = point if selection.peak.reference == selection.model.label else None
         if reference is None:
             path = _fit_final(make_model(selection.peak.reference), history).forecast(horizon_steps)

@@ -15,9 +15,9 @@ rule of Breiman et al., CART 1984, and Hastie, Tibshirani and Friedman, ESL 7.10
 to beat a simpler one by more than the noise of the comparison. Windows a few hours apart overlap, so
 the standard error counts the days they span, not the windows. On the real series this stopped the
 pick from flipping between models day to day (ServeGen next-day MASE 1.13 -> about 0.9 with anchoring).
-The peak that advice provisions for is chosen separately, on its own objective (see the pipeline): its
-bound is calibrated to cover, and the estimate whose misses scatter least gives the least
-over-provision.
+The peak that advice provisions for is bounded separately, on its own objective (`forecasting.peaks`):
+a predictor of the next day's peak from past daily peaks, calibrated to cover on every past window of
+the series, the predictor being the one that over-provisioned least.
 """
 
 from __future__ import annotations
