@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from monitor.cli.render_batch import print_batch_jobs
-from monitor.drift import DriftRow, Status, describe_bound
+from monitor.drift import DriftRow, Status, describe_observed, describe_ratio
 from monitor.evaluation import Evaluation
 from monitor.plan.model import FLEET
 from monitor.report.answer import local_clock
@@ -73,27 +73,17 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...], width: int 
                          ratio=1 if col == "note / reason" else None,
                          overflow="fold")  # fmt: skip
     for r in rows:
-        ratio = _ratio(r.ratio)
-        if r.ratio is not None and r.observed.bound is not None:  # the ratio at a bound is a bound too
-            ratio = (">" if r.observed.bound.side == "above" else "<=") + ratio
         counts = (r.observed.window or "-", str(r.observed.samples) if r.observed.value is not None else "-")
         table.add_row(
             r.assumption,
             format_value(r.plan, r.unit),
-            describe_bound(r.observed, r.unit) or format_value(r.observed.value, r.unit),
-            ratio,
+            describe_observed(r),
+            describe_ratio(r),
             _status(r.status),
             *(counts if wide else ()),
             *((_note(r),) if inline else ()),
         )
     return table
-
-
-def _ratio(ratio: float | None) -> str:
-    """Two decimals, or two significant digits below 0.01 (so a tiny ratio does not read as 0.00x)."""
-    if ratio is None:
-        return "-"
-    return f"{ratio:.2g}x" if 0 < abs(ratio) < 0.01 else f"{ratio:.2f}x"
 
 
 def _print_triggers(ev: Evaluation, console: Console) -> None:
