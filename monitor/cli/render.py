@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from monitor.cli.render_batch import print_batch_jobs
+from monitor.cli.tables import print_table
 from monitor.drift import DriftRow, Status, describe_observed, describe_ratio
 from monitor.evaluation import Evaluation
 from monitor.plan.model import FLEET
@@ -53,7 +54,7 @@ def _print_below(console: Console, lines: list[tuple[str, str]]) -> None:
 
 def _print_drift(tier: str, window: str, rows: tuple[DriftRow, ...], console: Console) -> None:
     table = _drift_table(tier, window, rows, console.width)
-    console.print(table)
+    print_table(console, table)
     if console.width < _INLINE:
         _print_below(console, [(r.assumption, _note(r)) for r in rows])
 
@@ -99,7 +100,7 @@ def _print_triggers(ev: Evaluation, console: Console) -> None:
         prose = (t.evidence.summary, trigger_def(t.trigger).mitigation)
         table.add_row(t.trigger, t.tier, f"[{style}]{t.severity.value}[/]", t.state.value,
                       *(prose if inline else ()))  # fmt: skip
-    console.print(table)
+    print_table(console, table)
     if not inline:
         _print_below(console, [(f"{t.trigger} ({t.tier})", f"{t.evidence.summary}. What to do: "
                                 f"{trigger_def(t.trigger).mitigation}") for t in ev.triggers])  # fmt: skip
@@ -126,7 +127,7 @@ def _print_recommendations(ev: Evaluation, console: Console) -> None:
         cost = f"{now} -> ${r.cost_per_hour_usd_recommended:,.2f}"
         table.add_row(r.tier, current, str(r.recommended), action, *((r.reason, nxt, cost) if inline else ()))
         below.append((r.tier, f"{r.reason}; next scale-up {nxt}; $/h now -> rec. {cost}"))
-    console.print(table)
+    print_table(console, table)
     if not inline:
         _print_below(console, below)
     for tier in ev.tiers:  # what the recommendation could not do (capped at replicas.max, an SLO out of reach)
