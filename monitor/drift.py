@@ -172,6 +172,20 @@ def describe_bound(m: Measurement, unit: str) -> str:
     return f"{m.bound.side} {shown}"
 
 
+def describe_ratio(r: DriftRow) -> str:
+    """A drift row's ratio as shown: two decimals, two significant digits below 0.01 (so a tiny ratio does not
+    read as 0.00x), '>'/'<=' before it where the observation is a bound (its ratio is a bound too)."""
+    if r.ratio is None:
+        return "-"
+    shown = f"{r.ratio:.2g}x" if 0 < abs(r.ratio) < 0.01 else f"{r.ratio:.2f}x"
+    return shown if r.observed.bound is None else (">" if r.observed.bound.side == "above" else "<=") + shown
+
+
+def describe_observed(r: DriftRow) -> str:
+    """A drift row's observation as shown: the bound where it is one ('above 2560 s'), else the value."""
+    return describe_bound(r.observed, r.unit) or format_value(r.observed.value, r.unit)
+
+
 def _judge_bound(
     plan_value: float, observed: Measurement, harmful: Harm, tolerance: Tolerance, unit: str
 ) -> tuple[float | None, Status, Measurement, str]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from monitor.advice import Recommendation, ScaleStep
 from monitor.drift import DriftRow
 from monitor.evaluation import Evaluation, TierEvaluation
+from monitor.histogram import QuantileBound
 from monitor.observe.model import Measurement
 from monitor.triggers import TriggerRecord, trigger_def
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # the forecasting stack takes a second to import; rendering a
     from monitor.forecasts import TierForecast
 
 __all__ = [
+    "bound_to_dict",
     "drift_row_to_dict",
     "evaluation_to_dict",
     "forecast_to_dict",
@@ -69,7 +71,14 @@ def tier_to_dict(
 
 
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
-    return {"value": m.value, "window": m.window, "samples": m.samples, "query": m.query, "reason": m.reason or None}
+    return {"value": m.value, "window": m.window, "samples": m.samples, "query": m.query, "reason": m.reason or None,
+            "bound": bound_to_dict(m.bound)}  # fmt: skip
+
+
+def bound_to_dict(b: QuantileBound | None) -> dict[str, Any] | None:
+    """A quantile read from an edge bucket, as a field of its own: the side ('at_most' the first bucket's bound,
+    'above' the top finite bound) and the bound. null for a measurement (a rank inside a bounded bucket)."""
+    return None if b is None else {"side": b.side.replace(" ", "_"), "value": b.bound}
 
 
 def drift_row_to_dict(r: DriftRow) -> dict[str, Any]:
@@ -77,6 +86,7 @@ def drift_row_to_dict(r: DriftRow) -> dict[str, Any]:
         "assumption": r.assumption,
         "plan": r.plan,
         "observed": r.observed.value,
+        "bound": bound_to_dict(r.observed.bound),
         "ratio": r.ratio,
         "status": r.status.value,
         "unit": r.unit,

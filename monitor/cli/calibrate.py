@@ -15,6 +15,7 @@ from rich.table import Table
 from monitor.calibrate.fit import Fit, calibrated_efficiency, fit_runs
 from monitor.calibrate.results import BenchmarkRun, ResultFileError, read_results
 from monitor.cli.common import fail, load_plan_or_exit, out_console
+from monitor.cli.tables import print_table
 from monitor.plan.model import Efficiency
 
 __all__ = ["register"]
@@ -96,7 +97,7 @@ def _print(fit: Fit, before: Efficiency, target: Path, console: Console) -> None
             f"{r.error_before:+.1%}",
             f"{r.error_after:+.1%}",
         )
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"median |error| {fit.median_abs_error(after=False):.1%} with the plan's efficiencies, "
         f"{fit.median_abs_error():.1%} calibrated; wrote {target}",

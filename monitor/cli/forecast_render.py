@@ -27,6 +27,7 @@ from forecasting import (
     next_morning_ramp,
 )
 from monitor.cli.common import is_stdout, out_console
+from monitor.cli.tables import print_table
 from monitor.export import forecast_to_dict, without_nan
 from monitor.forecasts import known_points, tier_forecast
 
@@ -191,14 +192,14 @@ def _backtest_table(result: ForecastResult, options: ForecastOptions) -> Table:
 
 
 def _render_table(result: ForecastResult, options: ForecastOptions, console: Console, backtest: bool) -> None:
-    console.print(_summary_table(result, options))
+    print_table(console, _summary_table(result, options))
     if result.ramp:
-        console.print(_ramp_table(result, options))
-    console.print(_points_table(result, options))
+        print_table(console, _ramp_table(result, options))
+    print_table(console, _points_table(result, options))
     if backtest and result.backtest is None:
         console.print("Backtest: none, the history is too short (see why above).")
     elif backtest:
-        console.print(_backtest_table(result, options))
+        print_table(console, _backtest_table(result, options))
 
 
 def _render_png(result: ForecastResult, options: ForecastOptions, out: Path) -> None:

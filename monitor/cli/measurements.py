@@ -16,6 +16,7 @@ from rich.table import Table
 
 from monitor.cli.common import fail, json_dumps, load_plan_or_exit, out_console
 from monitor.cli.prom_options import BearerFile, Headers, Insecure, PrometheusURL, Timeout, make_source, parse_time
+from monitor.cli.tables import print_table
 from monitor.measurements.model import Item
 from monitor.queries.query import validate_duration
 from monitor.units import parse_duration
@@ -98,4 +99,4 @@ def print_record(items: list[Item], console: Console) -> None:
         else:
             dated = f"\nfrom {d['from']} to {d['to']}" if d["from"] else ""
             table.add_row(item.title, item.tier, item.status.value, f"{evidence}{dated}\nengine / GPU: {engine}")
-    console.print(table)
+    print_table(console, table)

@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from monitor.cli.render_batch import print_batch_jobs
-from monitor.drift import DriftRow, Status, describe_bound
+from monitor.cli.tables import print_table
+from monitor.drift import DriftRow, Status, describe_observed, describe_ratio
 from monitor.evaluation import Evaluation
 from monitor.plan.model import FLEET
 from monitor.report.answer import local_clock
@@ -53,7 +54,7 @@ def _print_below(console: Console, lines: list[tuple[str, str]]) -> None:
 
 def _print_drift(tier: str, window: str, rows: tuple[DriftRow, ...], console: Console) -> None:
     table = _drift_table(tier, window, rows, console.width)
-    console.print(table)
+    print_table(console, table)
     if console.width < _INLINE:
         _print_below(console, [(r.assumption, _note(r)) for r in rows])
 
@@ -73,27 +74,17 @@ def _drift_table(tier: str, window: str, rows: tuple[DriftRow, ...], width: int 
                          ratio=1 if col == "note / reason" else None,
                          overflow="fold")  # fmt: skip
     for r in rows:
-        ratio = _ratio(r.ratio)
-        if r.ratio is not None and r.observed.bound is not None:  # the ratio at a bound is a bound too
-            ratio = (">" if r.observed.bound.side == "above" else "<=") + ratio
         counts = (r.observed.window or "-", str(r.observed.samples) if r.observed.value is not None else "-")
         table.add_row(
             r.assumption,
             format_value(r.plan, r.unit),
-            describe_bound(r.observed, r.unit) or format_value(r.observed.value, r.unit),
-            ratio,
+            describe_observed(r),
+            describe_ratio(r),
             _status(r.status),
             *(counts if wide else ()),
             *((_note(r),) if inline else ()),
         )
     return table
-
-
-def _ratio(ratio: float | None) -> str:
-    """Two decimals, or two significant digits below 0.01 (so a tiny ratio does not read as 0.00x)."""
-    if ratio is None:
-        return "-"
-    return f"{ratio:.2g}x" if 0 < abs(ratio) < 0.01 else f"{ratio:.2f}x"
 
 
 def _print_triggers(ev: Evaluation, console: Console) -> None:
@@ -109,7 +100,7 @@ def _print_triggers(ev: Evaluation, console: Console) -> None:
         prose = (t.evidence.summary, trigger_def(t.trigger).mitigation)
         table.add_row(t.trigger, t.tier, f"[{style}]{t.severity.value}[/]", t.state.value,
                       *(prose if inline else ()))  # fmt: skip
-    console.print(table)
+    print_table(console, table)
     if not inline:
         _print_below(console, [(f"{t.trigger} ({t.tier})", f"{t.evidence.summary}. What to do: "
                                 f"{trigger_def(t.trigger).mitigation}") for t in ev.triggers])  # fmt: skip
@@ -136,7 +127,7 @@ def _print_recommendations(ev: Evaluation, console: Console) -> None:
         cost = f"{now} -> ${r.cost_per_hour_usd_recommended:,.2f}"
         table.add_row(r.tier, current, str(r.recommended), action, *((r.reason, nxt, cost) if inline else ()))
         below.append((r.tier, f"{r.reason}; next scale-up {nxt}; $/h now -> rec. {cost}"))
-    console.print(table)
+    print_table(console, table)
     if not inline:
         _print_below(console, below)
     for tier in ev.tiers:  # what the recommendation could not do (capped at replicas.max, an SLO out of reach)

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from fleetsim.scenarios import ScenarioError, parse_scenarios
 from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit, out_console
+from monitor.cli.tables import print_table
 from monitor.plan.model import Plan
 from monitor.replay.demand import Demand, TraceError, load_demand, profile_demand
 from monitor.replay.render import HEADERS, chart_png, render_html, table_rows
@@ -134,4 +135,4 @@ def _emit(result: Replay, summaries: list[PolicySummary], fmt: str, out: Path | 
             table.add_column(h, no_wrap=h == HEADERS[0], overflow="fold")
         for row in table_rows(summaries):
             table.add_row(*row)
-        out_console().print(table)
+        print_table(out_console(), table)

@@ -13,6 +13,7 @@ from rich.table import Table
 from monitor.cli.common import json_dumps, load_plan_or_exit, out_console
 from monitor.cli.size_batch import batch_to_dict, print_batch_jobs
 from monitor.cli.size_surface import gpu_ranges_to_dict, print_gpu_ranges, print_surfaces, surfaces_to_dict
+from monitor.cli.tables import print_table
 from monitor.sizing.capacity import CurvePoint
 from monitor.sizing.explain import findings, hypothesis_rows
 from monitor.sizing.export import sizing_to_dict
@@ -73,7 +74,7 @@ def _print_tables(sizing: PlanSizing, console: Console) -> None:
             table.add_column(col, ratio=ratio, overflow="fold")
         for row in hypothesis_rows(plan, sized):
             table.add_row(row.decision, row.proposal, row.why, row.risk)
-        console.print(table)
+        print_table(console, table)
         for finding in findings(sized):
             console.print(f"  [yellow]finding:[/] {finding}", highlight=False)
         _print_curve(sized.sizing.capacity_curve, sized.sizing.expected.max_batch, console)
@@ -100,7 +101,7 @@ def _print_curve(curve: tuple[CurvePoint, ...], slo_batch: int, console: Console
             p.bound,
             style=style,
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def _print_fleet(sizing: PlanSizing, console: Console) -> None:
@@ -142,7 +143,7 @@ def _print_fleet(sizing: PlanSizing, console: Console) -> None:
         f"[bold]{f.cost_per_month_usd:,.0f}",
         f"{f.cost_per_user_request_usd:.5f} per user request",
     )
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"monthly tokens {f.tokens_per_month / 1e9:,.1f} B; dedicated ${f.cost_per_million_tokens_usd:.2f} per 1M "
         f"tokens ({f.gpu_hours_per_day:,.0f} GPU-h/day)",
@@ -235,4 +236,4 @@ def _print_verify(rows: list[dict[str, Any]], minutes: float, console: Console) 
             "",
             "saturated" if f["saturated"] else f"batch {f['batch']:.0f}",
         )
-    console.print(table)
+    print_table(console, table)

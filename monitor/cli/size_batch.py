@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from monitor.cli.tables import print_table
 from monitor.sizing.batch import BatchOption, BatchSizing, size_batch_jobs
 from monitor.sizing.plan_sizing import PlanSizing
 
@@ -68,7 +69,7 @@ def print_batch_jobs(sizing: PlanSizing, console: Console) -> None:
                 "-" if month is None else f"{month:,.0f}",
                 "\n".join([*o.formula, *([o.note] if o.note else [])]),
             )
-        console.print(table)
+        print_table(console, table)
         cheapest = b.cheapest
         console.print(f"  cheapest: {cheapest.name if cheapest else 'none feasible'}", highlight=False)
         verdict = "at risk" if b.online_slo_at_risk else "not at risk"

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from monitor.cli.tables import print_table
 from monitor.sizing.decide import decision_to_dict, gpu_ranges, plan_decisions
 from monitor.sizing.plan_sizing import PlanSizing
 
@@ -25,7 +26,7 @@ def print_surfaces(sizing: PlanSizing, console: Console) -> None:
             table.add_column(col, ratio=ratio, overflow="fold")
         for b in decision.branches:
             table.add_row(b.node, b.question, b.answer, b.reason, b.leads_to)
-        console.print(table)
+        print_table(console, table)
         if decision.mismatch:
             console.print(f"  [yellow]finding:[/] {decision.mismatch}", highlight=False)
         if breakeven is not None:

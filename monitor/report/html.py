@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from monitor.advice import DemandOutlook, ScaleStep
-from monitor.drift import Status
+from monitor.drift import Status, describe_observed, describe_ratio
 from monitor.evaluation import Evaluation
 from monitor.measurements.model import Item
 from monitor.observe.collector import DemandHistory
@@ -102,8 +102,7 @@ def _drift(ev: Evaluation) -> str:
         for r in tier.drift:
             status = f"<span class={r.status.value}>{_e(r.status.value)}</span>"
             note = r.reason if r.status is Status.UNKNOWN else r.note
-            ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
-            plan, observed = format_value(r.plan, r.unit), format_value(r.observed.value, r.unit)
+            ratio, plan, observed = describe_ratio(r), format_value(r.plan, r.unit), describe_observed(r)
             query = (
                 f"<details><summary>PromQL</summary><code>{_e(r.observed.query)}</code></details>"
                 if r.observed.query

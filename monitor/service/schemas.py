@@ -68,12 +68,28 @@ class EvalsResponse(_Shape):
     evals: list[dict[str, Any]]
 
 
+class Bound(_Shape):
+    side: Literal["at_most", "above"] = Field(
+        description="`at_most`: the quantile's rank is in the histogram's first bucket, so the truth is at most "
+        "`value`; `above`: it is in the +Inf bucket, so the truth is above `value`, the top finite bound."
+    )
+    value: float = Field(description="The bucket bound, in the histogram's unit.", examples=[2560.0])
+
+
+_BOUND = ("null for a measurement (a rank inside a bucket bounded on both sides); otherwise the quantile is only "
+          "known to be at most or above a bucket bound, and this says which.")  # fmt: skip
+
+
 class Measurement(_Shape):
-    value: float | None = Field(description="null when unknown: never 0 for missing data.")
+    value: float | None = Field(
+        description="null when unknown: never 0 for missing data. Where `bound` is set, what histogram_quantile "
+        "answers (the attached query reproduces it), not a measurement."
+    )
     window: str
     samples: int
     query: str
     reason: str | None
+    bound: Bound | None = Field(description=_BOUND)
 
 
 class Source(_Shape):
@@ -87,7 +103,8 @@ class Source(_Shape):
 class DriftRow(_Shape):
     assumption: str
     plan: float | None
-    observed: float | None
+    observed: float | None = Field(description="Where `bound` is set, read the bound, not this number.")
+    bound: Bound | None = Field(description=f"{_BOUND} The ratio is then a bound on the same side.")
     ratio: float | None
     status: Literal["ok", "warn", "breach", "unknown"]
     unit: str

@@ -1,10 +1,12 @@
 """Every command's tables at the terminal's width: at COLUMNS=100 and 80 no line is wider than the terminal, and
 each table's key column (the assumption, the tier, the trigger, the policy, the benchmark run) is still there,
-whole, on one line. `report` writes HTML only (its terminal output is a 'wrote' line), so it has no table here.
+whole, on one line. Long tier and model names are never cut mid-word: the plans here carry names of 30-odd
+characters, and where a table's longest words cannot stand side by side its rows become keyed lines.
+`report` writes HTML only (its terminal output is a 'wrote' line), so it has no table here.
 
-The live commands (check, measurements) read a day of the support copilot's fleetsim history from a real
-Prometheus, at 05:00 New York: a forecast, a schedule that stops at replicas.max, triggers and warnings, so
-every table and every line under one is printed.
+The live commands (check, measurements) read a day of the support copilot's fleetsim history (its tier and
+model renamed long) from a real Prometheus, at 05:00 New York: a forecast, a schedule that stops at
+replicas.max, triggers and warnings, so every table and every line under one is printed.
 """
 
 from __future__ import annotations
@@ -30,13 +32,38 @@ COPILOT = EXAMPLES / "support-copilot.yaml"
 END = "2026-12-01T10:00:00Z"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 WIDTHS = (100, 80)
+# Names as long as real ones get (a tier per product line, a model key after its checkpoint): (text, long).
+LONG_NAMES = {
+    "support-copilot.yaml": [("- name: copilot\n", "- name: copilot-enterprise-support-replies\n"),
+                             ("llama-70b", "llama-3-3-70b-instruct-fp8-dynamic")],
+    "capstone.yaml": [("- name: standard\n", "- name: standard-interactive-chat\n"),
+                      ("- name: long-context\n", "- name: long-context-enterprise-retrieval\n"),
+                      ("llama-70b", "llama-3-3-70b-instruct-fp8-dynamic")],
+}  # fmt: skip
+LONG_TIER = "copilot-enterprise-support-replies"
+
+
+def _long_named(plan: str, directory: Path) -> tuple[Path, list[str]]:
+    """The example plan with its tier and model names made long, and those names."""
+    text = (EXAMPLES / plan).read_text()
+    for short, long in LONG_NAMES[plan]:
+        assert short in text, f"{plan} no longer has {short!r}: update LONG_NAMES"
+        text = text.replace(short, long)
+    path = directory / f"long-{plan}"
+    path.write_text(text)
+    return path, [long.removeprefix("- name: ").strip() for _, long in LONG_NAMES[plan]]
 
 
 @pytest.fixture(scope="module")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusProcess]:
+def long_copilot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _long_named("support-copilot.yaml", tmp_path_factory.mktemp("long-names"))[0]
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory, long_copilot: Path) -> Iterator[PrometheusProcess]:
     stack = Stack(tmp_path_factory.mktemp("widths"))
     try:
-        yield stack.fleet_history(COPILOT, days=1, step="15s", end=END)
+        yield stack.fleet_history(long_copilot, days=1, step="15s", end=END)
     finally:
         stack.close()
 
@@ -57,22 +84,37 @@ def _fits(text: str, columns: int, keys: list[str]) -> None:
     assert not missing, f"key column values lost or broken: {missing}\n{text}"
 
 
+def _never_cut(text: str, names: list[str]) -> None:
+    """Every occurrence of each name is the whole name: a cell that folds it leaves a line ending in its start."""
+    for name in names:
+        starts = re.findall(rf"{re.escape(name[:8])}[\w.-]*", text)
+        assert starts, f"{name} is not printed at all"
+        cut = sorted({s for s in starts if s != name})
+        assert not cut, f"{name} cut mid-word as {cut}\n{text}"
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("columns", WIDTHS)
-def test_check_fits_the_terminal_and_keeps_every_assumption(prometheus: PrometheusProcess, columns: int) -> None:
-    text = _invoke(["check", str(COPILOT), "--prometheus", prometheus.url, "--at", END], columns)
-    triggers = re.findall(r"^│ ([a-z0-9-]+-[a-z0-9-]+) +│", text, re.MULTILINE)
+def test_check_fits_the_terminal_and_keeps_every_assumption(
+    prometheus: PrometheusProcess, long_copilot: Path, columns: int
+) -> None:
+    text = _invoke(["check", str(long_copilot), "--prometheus", prometheus.url, "--at", END], columns)
+    # a trigger's row, in the table or heading its keyed lines where the table does not fit
+    rows = re.findall(r"^(?:│ ([a-z0-9-]+-[a-z0-9-]+) +│|  ([a-z0-9]+(?:-[a-z0-9]+)+) *$)", text, re.MULTILINE)
+    triggers = [t for row in rows for t in row if t and t != LONG_TIER]
     assert triggers, "the copilot's night holds triggers; the table must list them"
-    _fits(text, columns, [*(a for a in ASSUMPTIONS if a != "peak_to_average"), "copilot", *triggers])
+    _fits(text, columns, [*(a for a in ASSUMPTIONS if a != "peak_to_average"), LONG_TIER, *triggers])
+    _never_cut(text, [LONG_TIER])
     assert "replicas.max is 5" in text.replace("\n", " ")  # the warning under the tables is printed whole
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("columns", WIDTHS)
-def test_measurements_fit_the_terminal(prometheus: PrometheusProcess, columns: int) -> None:
-    text = _invoke(["measurements", str(COPILOT), "--prometheus", prometheus.url, "--at", END, "--window", "1d"],
-                   columns)  # fmt: skip
-    _fits(text, columns, ["copilot"])
+def test_measurements_fit_the_terminal(prometheus: PrometheusProcess, long_copilot: Path, columns: int) -> None:
+    text = _invoke(["measurements", str(long_copilot), "--prometheus", prometheus.url, "--at", END, "--window",
+                    "1d"], columns)  # fmt: skip
+    _fits(text, columns, [LONG_TIER])
+    _never_cut(text, [LONG_TIER])
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
@@ -80,6 +122,15 @@ def test_measurements_fit_the_terminal(prometheus: PrometheusProcess, columns: i
 def test_size_fits_the_terminal_and_keeps_every_tier(plan: str, columns: int) -> None:
     tiers = [t.name for t in load_plan(EXAMPLES / plan).tiers]
     _fits(_invoke(["size", str(EXAMPLES / plan)], columns), columns, tiers)
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+@pytest.mark.parametrize("plan", list(LONG_NAMES))
+def test_size_never_cuts_a_long_tier_or_model_name(tmp_path: Path, plan: str, columns: int) -> None:
+    path, names = _long_named(plan, tmp_path)
+    text = _invoke(["size", str(path)], columns)
+    _fits(text, columns, [t.name for t in load_plan(path).tiers])
+    _never_cut(text, names)
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
