@@ -18,6 +18,7 @@ unknown with its reason.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -116,8 +117,9 @@ class PrometheusCollector:
         tiers = {t.name: self._observation(plan, t, values[t.name], now, window, shares[t.name]) for t in plan.tiers}
         prompt = {n: cast(_Buckets, v[("buckets", "prompt", window)]).samples for n, v in values.items()}
         output = {n: cast(_Buckets, v[("buckets", "output", window)]).samples for n, v in values.items()}
-        queries = {"prompt": q.PROMPT_TOKENS_BUCKETS.template, "output": q.OUTPUT_TOKENS_BUCKETS.template,
-                   "rate_5m": q.REQUEST_RATE.template, "rate_1m": q.REQUEST_RATE.template}  # fmt: skip
+        queries = {kind: {n: cast(_Buckets, v[("buckets", kind, window)]).expr for n, v in values.items()}
+                   for kind in ("prompt", "output")}  # fmt: skip
+        queries.update({f"rate_{res}": exprs for res, exprs in self._rate_exprs(plan, modes).items()})
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
                              self.min_history_share)  # fmt: skip
         observed = {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
@@ -183,21 +185,25 @@ class PrometheusCollector:
     def _samples(self, expr: str, now: float) -> _Buckets:
         return _Buckets(expr, [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples])
 
+    def _rate_exprs(self, plan: Plan, modes: Mapping[str, _Mode]) -> dict[str, dict[str, str]]:
+        """Each tier's request-rate expression at 5-minute and 1-minute resolution (the fleet's peaks)."""
+        return {
+            res: {t.name: recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
+                  else q.REQUEST_RATE.for_tier(t.label_selector, window=res) for t in plan.tiers}
+            for res, recorded in (("5m", q.REQUEST_RATE), ("1m", q.REQUEST_RATE_1M))
+        }  # fmt: skip
+
     def _rate_histories(
         self, plan: Plan, now: float, pool: ThreadPoolExecutor, modes: Mapping[str, _Mode]
     ) -> dict[str, dict[str, Future[list[float | None]]]]:
-        """Each tier's request rate over the long window at 5-minute and 1-minute resolution (fleet peaks)."""
+        """Each tier's request rate over the long window, asked on the multiples of the step inside it: the grid
+        a subquery (`max_over_time(...[7d:5m])`, the fleet value's query) evaluates on."""
         start = now - parse_duration(self.long_window)
-        futures = {
-            (res, t.name): pool.submit(self._rate_series, expr, start, now, step)
-            for res, step, recorded in (("5m", 300.0, q.REQUEST_RATE), ("1m", 60.0, q.REQUEST_RATE_1M))
-            for t in plan.tiers
-            for expr in [recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
-                         else q.REQUEST_RATE.for_tier(t.label_selector, window=res)]
-        }  # fmt: skip
-        out: dict[str, dict[str, Future[list[float | None]]]] = {"5m": {}, "1m": {}}
-        for (res, name), future in futures.items():
-            out[res][name] = future
+        out: dict[str, dict[str, Future[list[float | None]]]] = {}
+        for res, exprs in self._rate_exprs(plan, modes).items():
+            step = parse_duration(res)
+            first, last = math.ceil(start / step) * step, math.floor(now / step) * step
+            out[res] = {name: pool.submit(self._rate_series, expr, first, last, step) for name, expr in exprs.items()}
         return out
 
     def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:

@@ -31,9 +31,10 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where FixedBounds runs: every command's --help reads this module
+    import numpy as np
 
 __all__ = [
     "Bracket",
@@ -284,6 +285,8 @@ class FixedBounds:
         finite = [float(b) for b in bounds if math.isfinite(b)]
         if not finite or finite != sorted(set(finite)) or len(finite) != len(bounds):
             raise ValueError("FixedBounds takes distinct ascending finite bounds (+Inf is implied)")
+        import numpy as np
+
         self.bounds = tuple(finite)
         self._le = np.asarray([*finite, math.inf])
         self._brackets: dict[float, Bracket] = {}
@@ -297,6 +300,8 @@ class FixedBounds:
     def fraction_over(self, cumulative: np.ndarray, threshold: float) -> np.ndarray:
         """Per row, the share of observations above `threshold` (`fraction_over(...).fraction`), NaN where
         that is None (no observations, or the threshold above the highest finite bound)."""
+        import numpy as np
+
         total = cumulative[:, -1]
         br = self._bracket(threshold)
         if br.upper is None:
@@ -311,6 +316,8 @@ class FixedBounds:
 
     def quantile(self, q: float, cumulative: np.ndarray) -> np.ndarray:
         """Per row, `quantile(q, ...)` (PromQL's histogram_quantile) for 0 < q <= 1; NaN with no observations."""
+        import numpy as np
+
         if not 0 < q <= 1:
             raise ValueError(f"FixedBounds.quantile takes 0 < q <= 1, got {q!r}")
         le, n = self._le, len(self.bounds)

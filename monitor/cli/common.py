@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from monitor.plan import Plan, PlanError, load_plan
+from monitor.units import parse_duration
 
 __all__ = [
     "ExitCode",
@@ -23,6 +24,7 @@ __all__ = [
     "is_stdout",
     "json_dumps",
     "load_plan_or_exit",
+    "option_seconds",
     "out_console",
 ]
 
@@ -60,6 +62,18 @@ class OutputFormat:
 def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(int(code))
+
+
+def option_seconds(option: str, text: str) -> float:
+    """The seconds of a duration option (planwatch's one grammar, `monitor.units.parse_duration`), which must be
+    positive; a bad one is a usage error (exit 2) naming the option and the value, before any work is done."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        fail(f"{option}: {exc}")
+    if not seconds > 0:
+        fail(f"{option}: {text!r} is not a positive duration")
+    return seconds
 
 
 def load_plan_or_exit(path: Path) -> Plan:

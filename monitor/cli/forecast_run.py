@@ -9,7 +9,7 @@ status 2 and one line naming the file, the line and what is wrong.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +21,12 @@ from forecasting import (
     ForecastResult,
     ForecastSettings,
     Series,
+    format_duration,
     local_time,
-    parse_duration,
 )
 from forecasting import forecast as run_model_selection
 from forecasting.csv_input import parse_csv_series
-from monitor.cli.common import load_plan_or_exit
+from monitor.cli.common import load_plan_or_exit, option_seconds
 from monitor.cli.forecast_live import live_demand, pick_tier, replica_thresholds
 from monitor.cli.forecast_render import ForecastOptions, render_forecast
 from monitor.cli.prom_options import make_source, parse_time
@@ -65,11 +65,13 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _options(horizon: str, step: str | None, thresholds: list[float], timezone: str, unit: str) -> ForecastOptions:
+def _options(
+    horizon_seconds: float, step_seconds: float | None, thresholds: list[float], timezone: str, unit: str
+) -> ForecastOptions:
     local_time(0.0, timezone)  # validates the timezone name
     return ForecastOptions(
-        horizon_seconds=parse_duration(horizon),
-        step_seconds=parse_duration(step) if step else None,
+        horizon_seconds=horizon_seconds,
+        step_seconds=step_seconds,
         thresholds=tuple(thresholds),
         timezone=timezone,
         unit=unit,
@@ -85,15 +87,16 @@ def run_command(
     """The command's body: read, forecast, render; every failure an exit status with one line."""
     if (csv_file is None) == (plan_path is None or prometheus is None):
         raise _fail("give either --csv FILE, or PLAN with --prometheus URL (live mode)", EXIT_BAD_INPUT)
+    # Every duration is checked before Prometheus is asked anything: a bad one exits 2 naming its option.
+    windows = _Windows(option_seconds("--horizon", horizon), option_seconds("--step", step) if step else None,
+                       option_seconds("--history", history))  # fmt: skip
     try:
         if plan_path is not None and prometheus is not None:
             source = make_source(prometheus, header, bearer_token_file, insecure, 30.0)
-            series, options = _live(
-                plan_path, source, tier, history, horizon, step, threshold, timezone, unit, parse_time(at)
-            )
+            series, options = _live(plan_path, source, tier, windows, threshold, timezone, unit, parse_time(at))
         else:
             assert csv_file is not None
-            options = replace(_options(horizon, step, threshold or [], timezone or "UTC", unit),
+            options = replace(_options(windows.horizon, windows.step, threshold or [], timezone or "UTC", unit),
                               subject=csv_file.name, name=csv_file.stem)  # fmt: skip
             series = load_csv_series(
                 csv_file, time_column=time_column, value_column=value_column, timezone=options.timezone
@@ -112,22 +115,32 @@ def run_command(
         raise _fail(f"cannot write {out}: {exc}", EXIT_BAD_INPUT) from None
 
 
+@dataclass(frozen=True)
+class _Windows:
+    """--horizon, --step (None: the series' own) and --history, in seconds."""
+
+    horizon: float
+    step: float | None
+    history: float
+
+
 def _live(
-    plan_path: Path, source: HttpPrometheusSource, tier_name: str | None, history: str, horizon: str, step: str | None,
+    plan_path: Path, source: HttpPrometheusSource, tier_name: str | None, windows: _Windows,
     threshold: list[float] | None, timezone: str | None, unit: str, now: float | None,
 ) -> tuple[Series, ForecastOptions]:  # fmt: skip
     """The tier's demand history and the options: the plan's timezone, its replica steps as thresholds."""
     plan = load_plan_or_exit(plan_path)
     tier = pick_tier(plan, tier_name)
-    step_seconds = parse_duration(step) if step else 300.0
+    step_seconds = windows.step or 300.0
     with source:
-        demand = live_demand(source, plan, tier, parse_duration(history), step_seconds, now)
+        demand = live_demand(source, plan, tier, windows.history, step_seconds, now)
     if not np.isfinite(demand.series.values).any():
         raise ForecastInputError(
-            f"no demand history for tier {tier.name} in the last {history}", source=demand.history.query
+            f"no demand history for tier {tier.name} in the last {format_duration(windows.history)}",
+            source=demand.history.query,
         )
     thresholds = list(threshold) if threshold else list(replica_thresholds(plan, tier))
     tz = timezone or plan.workload.business_hours.timezone
-    options = _options(horizon, step or "5m", thresholds, tz, unit)
+    options = _options(windows.horizon, step_seconds, thresholds, tz, unit)
     return demand.series, replace(options, subject=f"plan {plan.name}, tier {tier.name}", name=tier.name,
                                   replica_thresholds=not threshold)  # fmt: skip

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from monitor.cli.common import ExitCode, fail
+from monitor.cli.common import ExitCode, fail, option_seconds
 from monitor.collector import PrometheusCollector
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.hold_history import held_in_history
@@ -16,7 +16,7 @@ from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, f
 from monitor.plan.model import Plan
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable, QueryError
 from monitor.source.redact import redact_url
-from monitor.units import parse_duration, validate_promql_duration
+from monitor.units import validate_promql_duration
 
 __all__ = [
     "REACTIVE_ONLY",
@@ -56,15 +56,7 @@ def validate_windows(window: str, long_window: str) -> None:
 
 def forecast_windows(history: str, horizon: str, step_seconds: float = DEFAULT_WINDOWS.step_seconds) -> ForecastWindows:
     """The windows of `--history` and `--horizon`; a bad duration is a usage error naming the option."""
-    try:
-        history_s = parse_duration(history)
-    except ValueError as exc:
-        fail(f"--history: {exc}")
-    try:
-        horizon_s = parse_duration(horizon)
-    except ValueError as exc:
-        fail(f"--horizon: {exc}")
-    return ForecastWindows(history_s, step_seconds, horizon_s)
+    return ForecastWindows(option_seconds("--history", history), step_seconds, option_seconds("--horizon", horizon))
 
 
 @contextmanager

@@ -18,14 +18,13 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from fleetsim.scenarios import ScenarioError, parse_scenarios
-from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit, out_console
+from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit, option_seconds, out_console
 from monitor.cli.tables import print_table
 from monitor.plan.model import Plan
 from monitor.replay.demand import Demand, TraceError, load_demand, profile_demand
 from monitor.replay.render import HEADERS, chart_png, render_html, table_rows
 from monitor.replay.run import POLICIES, Replay, ReplayConfig, run_replay
 from monitor.replay.summary import PolicySummary, summarise, to_json
-from monitor.units import parse_duration
 
 __all__ = ["register"]
 
@@ -70,7 +69,7 @@ def replay(
 
 def _config(policy: str, interval: str, scenarios: str | None, seed: int) -> ReplayConfig:
     try:
-        seconds = parse_duration(interval)
+        seconds = option_seconds("--decision-interval", interval)
         chosen = tuple(p.strip() for p in policy.split(",") if p.strip())
         if not chosen:
             fail("--policy names no policy")

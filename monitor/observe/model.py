@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field, fields
 
 from monitor.histogram import QuantileBound
+from monitor.queries.reproduce import quotient
 
 __all__ = ["Measurement", "TierObservation"]
 
@@ -41,12 +42,14 @@ class Measurement:
         return self.value is not None
 
     def ratio_to(self, other: Measurement) -> Measurement:
-        """self / other, unknown when either is unknown or other is 0."""
+        """self / other, unknown when either is unknown or other is 0; its query divides the two queries (none
+        when either has none: then no single query reproduces it)."""
+        query = quotient(self.query, other.query) if self.query and other.query else ""
         if self.value is None or other.value is None:
-            return Measurement.unknown(self.reason or other.reason, self.query, self.window)
+            return Measurement.unknown(self.reason or other.reason, query, self.window)
         if other.value == 0:
-            return Measurement.unknown("denominator is 0", self.query, self.window)
-        return Measurement(self.value / other.value, self.query, self.window, min(self.samples, other.samples))
+            return Measurement.unknown("denominator is 0", query, self.window)
+        return Measurement(self.value / other.value, query, self.window, min(self.samples, other.samples))
 
 
 _UNSEEN = Measurement.unknown("not collected")

@@ -13,6 +13,11 @@ instead is the fetched expression itself, aggregated as the value was:
 - `fraction_over_expr`: the share above a threshold with the same in-bucket interpolation as
   `monitor.histogram.fraction_over`, written as arithmetic on the counts at the bracketing bounds.
 
+The fleet view adds up tiers (`monitor.observe.fleet`); its values are reproduced from the tiers' own
+reproducing queries, each tier's series tagged with a `planwatch_tier` label so `or` keeps them side by side
+(`tiers_union`), then summed, weighted or, for the week's peak and mean of the summed rate, read through a
+subquery on the grid the collector asked on (`over_time`).
+
 Bucket lists that differ inside the range both cover (not one a prefix of the other) are read by
 interpolation in `monitor.histogram`, which PromQL cannot express; their query agrees to the interpolation
 only. vLLM's bucket lists are prefixes of one another (they are cut at max_model_len).
@@ -26,7 +31,22 @@ from collections.abc import Iterable, Mapping
 from monitor.histogram import bracket
 from monitor.queries.selector import quote, validate_label_name
 
-__all__ = ["fraction_over_expr", "merged", "quantile_expr"]
+__all__ = [
+    "TIER_LABEL",
+    "fraction_over_expr",
+    "merged",
+    "over_time",
+    "product",
+    "quantile_expr",
+    "quotient",
+    "ratio_of_sums",
+    "tagged_samples",
+    "tiers_sum",
+    "tiers_union",
+]
+
+# The label that tells tiers apart in a fleet query (not `tier`: recorded `tier:*` series may carry one).
+TIER_LABEL = "planwatch_tier"
 
 Samples = Iterable[tuple[Mapping[str, str], float]]
 
@@ -95,3 +115,45 @@ def fraction_over_expr(expr: str, samples: Samples, threshold: float) -> str | N
     at = f"({upper}) * {f}" if br.lower == 0 else (
         f"{count(spelled[br.lower])} + ({upper} - {count(spelled[br.lower])}) * {f}")  # fmt: skip
     return f"clamp_min({count(total)} - ({at}), 0) / {count(total)}"
+
+
+def tiers_union(exprs: Mapping[str, str]) -> str:
+    """Each tier's series (tier -> expr), tagged with `TIER_LABEL`: distinct label sets, so `or` keeps them all
+    and a tier without data adds nothing, as the fleet view's sums skip it."""
+    return " or ".join(
+        f'label_replace(({expr}), "{TIER_LABEL}", {quote(tier.replace("$", "$$"))}, "", "")'
+        for tier, expr in exprs.items()
+    )
+
+
+def tiers_sum(exprs: Mapping[str, str]) -> str:
+    """The sum over tiers of one-series expressions, as one series."""
+    return f"sum({tiers_union(exprs)})"
+
+
+def ratio_of_sums(numerators: Mapping[str, str], denominators: Mapping[str, str]) -> str:
+    """sum of the numerators over sum of the denominators (each tier's pair one series each)."""
+    return f"{tiers_sum(numerators)} / {tiers_sum(denominators)}"
+
+
+def product(left: str, right: str) -> str:
+    """Two one-series expressions multiplied whatever their labels (`on ()`: the result carries none)."""
+    return f"({left}) * on () ({right})"
+
+
+def quotient(left: str, right: str) -> str:
+    """Two one-series expressions divided whatever their labels."""
+    return f"({left}) / on () ({right})"
+
+
+def over_time(function: str, expr: str, window: str, step: str) -> str:
+    """`function` (max, avg) of `expr` evaluated every `step` over `window`: Prometheus evaluates a subquery at
+    the multiples of `step` in [t - window, t], the grid the collector's range query asks on."""
+    return f"{function}_over_time(({expr})[{window}:{step}])"
+
+
+def tagged_samples(
+    samples: Mapping[str, Iterable[tuple[Mapping[str, str], float]]],
+) -> list[tuple[dict[str, str], float]]:
+    """Per-tier bucket samples as `tiers_union` of their expressions answers them: each with its tier label."""
+    return [({**labels, TIER_LABEL: tier}, value) for tier, rows in samples.items() for labels, value in rows]

@@ -12,15 +12,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from forecasting.durations import is_promql_duration
 from monitor.advice import AdviceSettings
 from monitor.outlooks import DEFAULT_WINDOWS
 from monitor.plan import reader
 from monitor.source import SourceSettings
-from monitor.units import parse_duration
+from monitor.units import parse_duration, validate_promql_duration
 
 __all__ = ["AdviceConfig", "ConfigError", "Settings", "load_settings", "parse_listen"]
 
@@ -38,6 +46,8 @@ def _seconds(value: object) -> object:
 
 
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+# A PromQL range: the same grammar in whole numbers; a bad one is reported under its own key.
+PromqlRange = Annotated[str, AfterValidator(validate_promql_duration)]
 _LISTEN = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^:\s]+):(?P<port>[0-9]{1,5})$")
 
 
@@ -80,8 +90,8 @@ class Settings(BaseSettings):
     forecast_step: Seconds = Field(
         default=DEFAULT_WINDOWS.step_seconds, description="Resolution of history and forecast."
     )
-    observation_window: str = Field(default="1h", description="PromQL range of the observations (1h, 30m).")
-    long_window: str = Field(default="7d", description="PromQL range of the peak and average rates.")
+    observation_window: PromqlRange = Field(default="1h", description="PromQL range of the observations (1h, 30m).")
+    long_window: PromqlRange = Field(default="7d", description="PromQL range of the peak and average rates.")
     recording_rules: bool = Field(
         default=True,
         description="Read the tier:* series of rules/recording.yml where they are fresh and reach back over a "
@@ -113,9 +123,6 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         parse_listen(self.listen)
-        for key in ("observation_window", "long_window"):
-            if not is_promql_duration(getattr(self, key)):
-                raise ValueError(f"{key} {getattr(self, key)!r} is not a PromQL duration (1h, 30m, 7d)")
         if self.protect_reads and self.api_token is None:
             raise ValueError("protect_reads needs an api_token (or PLANWATCH_API_TOKEN)")
         if self.forecast_history < 2 * self.forecast_step:
@@ -190,6 +197,6 @@ def _describe(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         lines.append(f"  - {key}: {message}")
     return f"{source}: {len(lines)} problem(s) in the configuration\n" + "\n".join(lines)

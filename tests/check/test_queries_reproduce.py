@@ -4,8 +4,10 @@ History: six hours of the capstone fleet (fleetsim backfill, 60-second steps) in
 twice: with the capstone plan as it is (one model per tier), and with a plan whose one tier selects the whole
 namespace, so it serves two models (llama-8b and llama-70b): there a per-model quantile query returns one
 series per model, and only the query that aggregates them as the value was computed gives the stored number.
-Each known value of every tier's observations is rerun at the evaluation's time as an instant query; it
-must return exactly one series, and its value must equal the stored one (to float rounding).
+Each known value of every tier's observations, and of the fleet view (the tiers together: sums, weighted
+means, the merged token quantiles, the long window's peak and mean of the summed rate), is rerun at the
+evaluation's time as an instant query; it must return exactly one series, and its value must equal the stored
+one (to float rounding). The long window is 5 h, so the six hours of history cover it and the peak is known.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def _two_model_plan(out: Path) -> Path:
 
 
 def _checked(url: str, plan: Path) -> dict[str, Any]:
-    argv = ["check", str(plan), "--prometheus", url, "--at", END, "--format", "json", "--no-forecast"]
+    argv = ["check", str(plan), "--prometheus", url, "--at", END, "--format", "json", "--no-forecast",
+            "--long-window", "5h"]  # fmt: skip
     result = CliRunner().invoke(build_app(), argv)
     assert result.exit_code in (0, 1), result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
@@ -60,10 +63,11 @@ def _checked(url: str, plan: Path) -> dict[str, Any]:
 
 
 def _attached(data: dict[str, Any]) -> list[tuple[str, float, str]]:
-    """(where, stored value, attached query) of every known value of every tier that carries a query."""
+    """(where, stored value, attached query) of every known value of every tier and the fleet view that
+    carries a query."""
     return [
         (f"{tier['name']}.{name}", m["value"], m["query"])
-        for tier in data["tiers"]
+        for tier in [*data["tiers"], {**data["fleet"], "name": "fleet"}]
         for name, m in tier["observations"].items()
         if m["value"] is not None and m["query"]
     ]
@@ -81,6 +85,8 @@ def test_every_attached_query_reproduces_its_value(prometheus: str, plan: Any, t
     attached = _attached(data)
     names = {where.split(".", 1)[1] for where, _, _ in attached}
     assert {"ttft_p95", "request_rate", "bad_fraction:ttft:5m", "prompt_p95"} <= names, sorted(names)
+    fleet = {where.split(".", 1)[1] for where, _, _ in attached if where.startswith("fleet.")}
+    assert {"request_rate", "peak_rate", "average_rate", "prompt_p95", "output_p50", "error_ratio"} <= fleet, fleet
     source = source_from_settings({"url": prometheus, "timeout": 30})
     wrong = []
     for where, stored, query in attached:

@@ -85,7 +85,12 @@ def _bad_csv(lines_before: int, bad_line: str, header: str = "timestamp,value") 
             "demand.csv: cannot infer the step: fewer than two distinct timestamps",
             id="a single data row",
         ),
-        pytest.param(_bad_csv(300, "1700090300,5"), ["--horizon", "1x"], "'1x' is not a duration", id="a bad horizon"),
+        pytest.param(
+            _bad_csv(300, "1700090300,5"),
+            ["--horizon", "1x"],
+            "--horizon: '1x' is not a duration",
+            id="a bad horizon, named by its option",
+        ),
         pytest.param(
             _bad_csv(300, "1700090300,5"), ["--timezone", "Paris"], "unknown timezone 'Paris'", id="a bad timezone"
         ),

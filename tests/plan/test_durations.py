@@ -3,9 +3,12 @@ window written into PromQL is that grammar in whole numbers, so what validates a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
+from fleetsim.cli import app as fleetsim_app
 from forecasting import parse_duration as forecast_duration
 from monitor.cli.main import build_app
 from monitor.units import parse_duration, validate_promql_duration
@@ -60,9 +63,75 @@ def test_promql_windows_are_the_grammar_in_whole_numbers(text: str, ok: bool) ->
             validate_promql_duration(text)
 
 
-@pytest.mark.parametrize("command", ["check", "report"])
-def test_a_window_of_a_year_fails_at_validation_with_exit_2(command: str) -> None:
-    argv = [command, str(EXAMPLES / "support-copilot.yaml"), "--prometheus", "http://127.0.0.1:9", "--window", "1y"]
-    result = CliRunner().invoke(build_app(), argv)
-    assert result.exit_code == 2
-    assert "--window: '1y'" in result.stderr
+COPILOT = str(EXAMPLES / "support-copilot.yaml")
+DEAD = ["--prometheus", "http://127.0.0.1:9"]  # nothing listens: a bad duration must be caught before asking
+
+
+def _bad_config(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "planwatch.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def _bad_plan(tmp_path: Path) -> str:
+    path = tmp_path / "plan.yaml"
+    path.write_text((EXAMPLES / "support-copilot.yaml").read_text().replace("cold_start: 10m", "cold_start: 10min"))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "where"),
+    [
+        pytest.param(["check", COPILOT, *DEAD, "--window", "1y"], {}, "--window: '1y'", id="check --window 1y"),
+        pytest.param(["check", COPILOT, *DEAD, "--long-window", "1y"], {}, "--long-window: '1y'",
+                     id="check --long-window 1y"),
+        pytest.param(["check", COPILOT, *DEAD, "--history", "10min"], {}, "--history: '10min'",
+                     id="check --history 10min"),
+        pytest.param(["report", COPILOT, *DEAD, "--window", "1y"], {}, "--window: '1y'", id="report --window 1y"),
+        pytest.param(["report", COPILOT, *DEAD, "--horizon", "1y"], {}, "--horizon: '1y'", id="report --horizon 1y"),
+        pytest.param(["forecast", COPILOT, *DEAD, "--horizon", "1y"], {}, "--horizon: '1y'",
+                     id="forecast --horizon 1y, before Prometheus is asked"),
+        pytest.param(["forecast", COPILOT, *DEAD, "--step", "10min"], {}, "--step: '10min'",
+                     id="forecast --step 10min"),
+        pytest.param(["forecast", COPILOT, *DEAD, "--history", "1y"], {}, "--history: '1y'",
+                     id="forecast --history 1y"),
+        pytest.param(["forecast", "--csv", COPILOT, "--horizon", "0s"], {}, "--horizon: '0s' is not a positive",
+                     id="forecast --horizon 0s on a CSV"),
+        pytest.param(["measurements", COPILOT, *DEAD, "--window", "1y"], {}, "--window: '1y'",
+                     id="measurements --window 1y"),
+        pytest.param(["replay", COPILOT, "--trace", "fleetsim", "--decision-interval", "1y"], {},
+                     "--decision-interval: '1y'",
+                     id="replay --decision-interval 1y"),
+        pytest.param(["serve", COPILOT, *DEAD], {"PLANWATCH_LONG_WINDOW": "1y"}, "long_window: '1y' is not a PromQL",
+                     id="serve with PLANWATCH_LONG_WINDOW=1y"),
+        pytest.param(["serve", COPILOT, *DEAD, "--config", "CONFIG"], {}, "evaluation_interval: '10min' is not a",
+                     id="serve with evaluation_interval 10min in its file"),
+        pytest.param(["size", "PLAN"], {}, "tiers[0].cold_start (line 45): '10min' is not a duration",
+                     id="a plan whose cold start is 10min"),
+    ],
+)  # fmt: skip
+def test_every_entry_point_refuses_a_bad_duration_naming_it_with_exit_2(
+    argv: list[str], env: dict[str, str], where: str, tmp_path: Path
+) -> None:
+    files = {"CONFIG": _bad_config(tmp_path, "evaluation_interval: 10min\n"), "PLAN": _bad_plan(tmp_path)}
+    result = CliRunner().invoke(build_app(), [files.get(a, a) for a in argv], env=env)
+    assert result.exit_code == 2, result.output
+    assert where in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        pytest.param("--step", "10min", id="fleetsim backfill --step 10min"),
+        pytest.param("--end", "-1y", id="fleetsim backfill --end -1y"),
+        pytest.param("--block", "1y", id="fleetsim backfill --block 1y"),
+    ],
+)
+def test_fleetsim_backfill_refuses_a_bad_duration_naming_it_with_exit_2(
+    option: str, value: str, tmp_path: Path
+) -> None:
+    argv = ["backfill", COPILOT, "--prometheus-data", str(tmp_path / "data"), option, value]
+    result = CliRunner().invoke(fleetsim_app, argv)
+    assert result.exit_code == 2, result.output
+    assert f"{option}" in result.stderr and repr(value) in result.stderr
+    assert not (tmp_path / "data").exists()
