@@ -15,7 +15,7 @@ from monitor.cli.size_batch import batch_to_dict, print_batch_jobs
 from monitor.cli.size_surface import gpu_ranges_to_dict, print_gpu_ranges, print_surfaces, surfaces_to_dict
 from monitor.cli.tables import print_table
 from monitor.sizing.capacity import CurvePoint
-from monitor.sizing.explain import findings, hypothesis_rows
+from monitor.sizing.explain import findings, format_range, hypothesis_rows
 from monitor.sizing.export import sizing_to_dict
 from monitor.sizing.measured import predict_load, verdict
 from monitor.sizing.plan_sizing import PlanSizing, size_plan
@@ -125,7 +125,7 @@ def _print_fleet(sizing: PlanSizing, console: Console) -> None:
         per_request = f"{c.cost_per_request_usd:.5f}" if c.requests_per_month else "-"
         table.add_row(
             s.tier.name,
-            f"{low}-{mid}-{high}",
+            format_range(low, mid, high),
             str(s.tier.replicas.planned),
             str(c.gpus_at_peak),
             binding,

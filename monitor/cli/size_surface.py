@@ -10,6 +10,7 @@ from rich.table import Table
 
 from monitor.cli.tables import print_table
 from monitor.sizing.decide import decision_to_dict, gpu_ranges, plan_decisions
+from monitor.sizing.explain import format_range
 from monitor.sizing.plan_sizing import PlanSizing
 
 __all__ = ["gpu_ranges_to_dict", "print_gpu_ranges", "print_surfaces", "surfaces_to_dict"]
@@ -42,6 +43,7 @@ def gpu_ranges_to_dict(sizing: PlanSizing) -> list[dict[str, Any]]:
 def print_gpu_ranges(sizing: PlanSizing, console: Console) -> None:
     for r in gpu_ranges(sizing):
         console.print(
-            f"GPUs at peak for {r.tier}: {r.low}-{r.high} (expected {r.expected}); to narrow it, {r.benchmark}",
+            f"GPUs at peak for {r.tier}: {format_range(r.low, r.high)} (expected {r.expected}); to narrow it, "
+            f"{r.benchmark}",
             highlight=False,
         )

@@ -74,9 +74,9 @@ class GPURange:
     """The seed's "range the GPU count rather than quoting one number: the benchmark picks the point"."""
 
     tier: str
-    low: int
+    low: int | None  # None: no count meets the SLO at that end of the efficiencies (TierSizing.replicas_range)
     expected: int
-    high: int
+    high: int | None
     benchmark: str
 
 
@@ -94,4 +94,8 @@ def _gpu_range(plan: Plan, sized: SizedTier) -> GPURange:
         f"p95 {s.workload.prompt_p95:,.0f} tokens) at 1x, 2x and 3x the expected peak: the requests/s one replica "
         f"sustains with TTFT p95 under {ttft:g} s and TPOT p95 under {tpot * 1e3:g} ms picks the point in the range"
     )
-    return GPURange(t.name, low * tp, mid * tp, high * tp, benchmark)
+    return GPURange(t.name, _times(low, tp), mid * tp, _times(high, tp), benchmark)
+
+
+def _times(count: int | None, tp: int) -> int | None:
+    return None if count is None else count * tp

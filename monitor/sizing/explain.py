@@ -12,7 +12,7 @@ from monitor.plan.model import Plan
 from monitor.sizing.plan_sizing import SizedTier
 from monitor.units import format_bytes, format_seconds
 
-__all__ = ["HypothesisRow", "findings", "hypothesis_rows"]
+__all__ = ["HypothesisRow", "findings", "format_range", "hypothesis_rows"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,25 @@ class HypothesisRow:
     proposal: str
     why: str
     risk: str
+
+
+def format_range(*counts: int | None) -> str:
+    """A range of counts, "none" where no count meets the SLO at that end: "46-67-none"."""
+    return "-".join("none" if c is None else str(c) for c in counts)
+
+
+def _open_end(sized: SizedTier) -> str:
+    """Why the pessimistic end has no count, when it has none."""
+    s, t = sized.sizing, sized.sizing.tier
+    if s.replicas_range[2] is not None:
+        return ""
+    p = s.pessimistic
+    why = (
+        f"TTFT floor {format_seconds(p.ttft_floor_seconds)} > SLO {format_seconds(s.ttft_slo_seconds)}"
+        if p.max_batch > 0
+        else "no batch meets the TPOT SLO"
+    )
+    return f"; at efficiency {t.efficiency.bandwidth.low:g}/{t.efficiency.compute.low:g} no count meets the SLO ({why})"
 
 
 def hypothesis_rows(plan: Plan, sized: SizedTier) -> list[HypothesisRow]:
@@ -143,7 +162,8 @@ def _replicas_row(sized: SizedTier) -> HypothesisRow:
     low, mid, high = s.replicas_range
     return HypothesisRow(
         "Replicas at peak",
-        f"{mid} (range {low}-{high}) = {mid * t.tensor_parallel} GPUs; the plan says {t.replicas.planned}",
+        f"{mid} (range {format_range(low, high)}) = {mid * t.tensor_parallel} GPUs; the plan says "
+        f"{t.replicas.planned}{_open_end(sized)}",
         f"max(ceil({s.workload.peak_rps:.2f} / {s.expected.requests_per_second_per_replica:.2f}) = "
         f"{s.expected.replicas_for_throughput} for throughput, TTFT); range from efficiency "
         f"{t.efficiency.bandwidth.high:g}/{t.efficiency.compute.high:g} to "
@@ -178,9 +198,9 @@ def findings(sized: SizedTier) -> list[str]:
     elif t.replicas.planned < mid:
         out.append(
             f"under-provisioned: the plan has {t.replicas.planned} replicas at peak, sizing expects {mid} "
-            f"(range {low}-{high}), bound by {s.expected.binding_constraint}"
+            f"(range {format_range(low, high)}), bound by {s.expected.binding_constraint}{_open_end(sized)}"
         )
-    elif t.replicas.planned > high:
+    elif high is not None and t.replicas.planned > high:
         out.append(f"over-provisioned: the plan has {t.replicas.planned} replicas, sizing needs at most {high}")
     if t.replicas.max < mid and not s.standby:
         out.append(f"replicas.max {t.replicas.max} is below the {mid} replicas sizing expects at peak")

@@ -89,13 +89,24 @@ class TierSizing:
         return max(0.0, self.kv_budget_bytes) / self.kv_bytes_per_token
 
     @property
-    def replicas_range(self) -> tuple[int, int, int]:
-        return (self.optimistic.replicas, self.expected.replicas, self.pessimistic.replicas)
+    def replicas_range(self) -> tuple[int | None, int, int | None]:
+        """(low, expected, high): the counts at the optimistic and pessimistic efficiencies around the expected
+        one. An end is None when no count meets the SLO there (its TTFT floor is above the SLO, or no batch meets
+        the TPOT SLO): the search's fallback at such a point is the throughput count, which can fall below the
+        expected count and would read as "needs at most 11" where no count suffices. The expected count stays a
+        number (cost needs one); its infeasibility is a finding of its own."""
+        return (_count(self.optimistic), self.expected.replicas, _count(self.pessimistic))
 
     @property
     def standby(self) -> bool:
         """A tier with no routed traffic (a fallback): sized for nothing, costed at its minimum."""
         return self.workload.peak_rps <= 0
+
+
+def _count(point: OperatingPoint) -> int | None:
+    if point.replicas == 0:  # a standby tier: nothing to meet
+        return 0
+    return point.replicas if point.ttft_feasible and point.max_batch > 0 else None
 
 
 _MODELS: dict[tuple[int, int, float, float], tuple[Plan, Tier, ReplicaModel]] = {}

@@ -109,3 +109,35 @@ def test_verify_runs_the_plan_at_1x_2x_and_3x_peak_through_fleetsim_beside_the_f
         rows[("standard", 3.0)]["emulated"]["ttft_seconds"]["p95"]
         > 10 * rows[("standard", 1.0)]["emulated"]["ttft_seconds"]["p95"]
     )
+
+
+def _capstone_long_context_planned(tmp_path: Path, planned: int) -> str:
+    text = (EXAMPLES / "capstone.yaml").read_text()
+    old = "replicas: {min: 1, max: 4, planned: 2}\n    routing: {prompt_tokens: {min: 16000}}"
+    assert old in text
+    path = tmp_path / "capstone.yaml"
+    path.write_text(text.replace(old, old.replace("max: 4, planned: 2", f"max: 100, planned: {planned}")))
+    return str(path)
+
+
+def test_a_range_end_where_no_count_meets_the_ttft_slo_is_none_not_the_throughput_fallback(tmp_path: Path) -> None:
+    # capstone's long-context tier: at the pessimistic efficiencies the TTFT floor (6.8 s) is above the 6 s SLO,
+    # and the search's fallback there (the throughput count, 11) used to read as the top of "46-67-11"
+    plan = _capstone_long_context_planned(tmp_path, 2)
+    data = json.loads(_size(plan, "--format", "json"))
+    tier = next(t for t in data["tiers"] if t["name"] == "long-context")
+    assert tier["replicas_at_peak"]["high"] is None
+    assert tier["replicas_at_peak"]["low"] <= tier["replicas_at_peak"]["expected"]
+    assert next(r for r in data["gpu_ranges"] if r["tier"] == "long-context")["high"] is None
+    table = _size(plan)
+    low, mid = tier["replicas_at_peak"]["low"], tier["replicas_at_peak"]["expected"]
+    assert f"{low}-{mid}-none" in table
+    assert "no count meets the SLO (TTFT floor" in table
+
+
+def test_a_plan_above_the_expected_count_is_not_over_provisioned_when_the_pessimistic_end_has_no_count(
+    tmp_path: Path,
+) -> None:
+    table = _size(_capstone_long_context_planned(tmp_path, 80))
+    assert "over-provisioned" not in table
+    assert "under-provisioned: the plan has 80" not in table
