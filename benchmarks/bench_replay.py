@@ -3,6 +3,7 @@ hindsight oracle, and the replay's own speed.
 
     PYTHONPATH=. python benchmarks/bench_replay.py [--case servegen|profile|speed|all] [--days 14]
                                                    [--workers 2] [--plan examples/capstone-revised.yaml]
+                                                   [--spare auto|always|never]
 
 Cases
   servegen  the plan over ../shared/data/traces/servegen_language_m-mid_10min.csv (14 days, scaled to the
@@ -46,11 +47,18 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def raised(plan: Plan, factor: int) -> Plan:
-    if factor <= 1:
+def raised(plan: Plan, factor: int, spare: str | None = None) -> Plan:
+    """The plan with every tier's replicas.max times `factor`, and its replicas.spare set when given."""
+    if factor <= 1 and spare is None:
         return plan
     tiers = tuple(
-        t.model_copy(update={"replicas": t.replicas.model_copy(update={"max": t.replicas.max * factor})})
+        t.model_copy(
+            update={
+                "replicas": t.replicas.model_copy(
+                    update={"max": t.replicas.max * max(1, factor), "spare": spare or t.replicas.spare}
+                )
+            }
+        )
         for t in plan.tiers
     )
     return plan.model_copy(update={"tiers": tiers})
@@ -101,8 +109,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--plan", default="examples/capstone-revised.yaml")
     ap.add_argument("--raise-max", type=int, default=3)
+    ap.add_argument("--spare", choices=("auto", "always", "never"), help="override every tier's replicas.spare")
     args = ap.parse_args()
-    plan = raised(load_plan(args.plan), args.raise_max)
+    plan = raised(load_plan(args.plan), args.raise_max, args.spare)
     rng = np.random.default_rng(0)
     if args.case in ("servegen", "all"):
         config = ReplayConfig()

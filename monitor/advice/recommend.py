@@ -4,8 +4,9 @@ replicas now   = max(needed for current demand, steps of the schedule already du
 a schedule step: scale to N by (start of the forecast step whose upper bound outgrows N-1 replicas)
                  - cold start - margin
 scale-down     : only after demand stayed lower for the cooldown, never on unknown data, never below
-                 the floor (plan minimum; in business hours, N+1 for the forecast business-hours peak within
-                 a cold start and the margin)
+                 the floor (plan minimum; in business hours, N + spare for the forecast business-hours peak
+                 within a cold start and the margin)
+Every rate is sized per minute (`CapacityTable.replicas_for_minutes`): the SLO is judged per minute.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan, Tier
 from monitor.slo import burn_rate
 
-__all__ = ["advise_tier"]
+__all__ = ["advise_tier", "spare_replicas"]
 
 
 _DEFAULT_SETTINGS = AdviceSettings()
@@ -78,18 +79,18 @@ def _assess(
     current = int(obs.replicas_ready.value or 0)
     cal = calibrate(plan, tier, obs, settings)
     table = capacity_table(plan, tier, cal.factor)
-    needed_now = table.replicas_for(demand.value or 0.0)
+    needed_now = table.replicas_for_minutes(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
     steps = _schedule(table, outlook, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
-    floor = _floor(tier, table, outlook, business, now, cold + settings.safety_margin_seconds)
+    floor = _floor(plan, tier, table, outlook, business, now, cold, settings)
     reactive = _reactive(obs, demand, settings)
     return _Assessment(
         demand=demand,
         calibration=cal,
         table=table,
         needed_now=needed_now,
-        needed_at_peak=table.replicas_for(max(outlook.upper)) if outlook and outlook.upper else None,
+        needed_at_peak=table.replicas_for_minutes(max(outlook.upper)) if outlook and outlook.upper else None,
         floor=floor,
         reactive=reactive,
         schedule=tuple(s for s in steps if s.by > now),
@@ -108,36 +109,57 @@ def _schedule(
     times = outlook.timestamps
     step = times[1] - times[0] if len(times) > 1 else 0.0
     steps, have = [], current
-    capacity = table.capacity_of(have)
     for t, upper in zip(times, outlook.upper, strict=True):
-        if upper <= capacity:  # the common case, without a search over replica counts
+        if table.serves_minutes(have, upper):  # the common case, without a search over replica counts
             continue
-        need = table.replicas_for(upper)
+        need = table.replicas_for_minutes(upper)
         while need > have:
             have += 1
             steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
-        capacity = table.capacity_of(have)
     return steps
 
 
 def _floor(
+    plan: Plan,
     tier: Tier,
     table: CapacityTable,
     outlook: DemandOutlook | None,
     business: tuple[bool, ...] | None,
     now: float,
-    lead: float,
+    cold: float,
+    settings: AdviceSettings,
 ) -> int:
-    """Plan minimum; in business hours also N+1 for the business-hours forecast peak within `lead` (a cold
-    start plus the margin): if one replica is lost, the others hold the SLO until its replacement is ready.
-    Further ahead the schedule brings the replicas in time, so the floor need not hold the day's peak."""
+    """Plan minimum; in business hours also N + spare for the business-hours forecast peak within a cold start
+    plus the margin (`spare_replicas`: with a spare, if one replica is lost the others hold the SLO until its
+    replacement is ready). Further ahead the schedule brings the replicas in time, so the floor need not hold
+    the day's peak."""
     floor = tier.replicas.min
     if not outlook or not business or not _in_business_hours_now(outlook, business, now):
         return floor
+    lead = cold + settings.safety_margin_seconds
     points = zip(outlook.timestamps, outlook.upper, business, strict=True)
     peak = max((u for t, u, b in points if b and t <= now + lead), default=0.0)
-    need = table.replicas_for(peak)
-    return max(floor, need + 1 if need > 0 else 0)
+    need = table.replicas_for_minutes(peak)
+    return max(floor, need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour))
+
+
+def spare_replicas(
+    plan: Plan, tier: Tier, replicas: int, replacement_seconds: float, failures_per_gpu_hour: float
+) -> int:
+    """Replicas kept beyond the need for a GPU failure (`replicas.spare`): `always` one, `never` none, `auto`
+    one only when the failures alone would spend the availability budget. Without a spare, a failed replica
+    leaves the tier short until its replacement has started, so the expected share of time short is
+    replicas x GPUs per replica x failures per GPU-hour x replacement time (hours); `auto` keeps the spare
+    when that exceeds 1 - availability. At the default 2e-5 failures per GPU-hour (`AdviceSettings`) and a
+    10-minute replacement, that is above 300 GPUs for a 99.9% target: smaller tiers spend the spare's
+    GPU-hours on nothing the SLO counts."""
+    mode = tier.replicas.spare
+    if replicas <= 0 or mode == "never":
+        return 0
+    if mode == "always":
+        return 1
+    short = replicas * tier.tensor_parallel * failures_per_gpu_hour * replacement_seconds / 3600.0
+    return 1 if short > 1.0 - plan.slo.availability else 0
 
 
 def _in_business_hours_now(outlook: DemandOutlook, business: tuple[bool, ...], now: float) -> bool:
@@ -218,10 +240,12 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
         f"demand {d.value:.3g} req/s ({d.window or 'now'}; query: {d.query or 'n/a'})",
         f"capacity {a.table.requests_per_second_per_replica:.3g} req/s per replica at the TPOT SLO batch; "
         f"{a.calibration.source}",
-        f"needed now = smallest n with capacity(n) >= demand = {a.needed_now} "
-        "(capacity(n) = min(n x per-replica, the TTFT-bounded demand))",
+        f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60) = {a.needed_now} "
+        f"(a minute's Poisson count at z = {a.table.minute_z:.2f}, the availability's quantile; "
+        "capacity(n) = min(n x per-replica, the TTFT-bounded demand))",
         f"needed at the forecast peak (upper bound) = {peak}",
-        f"floor = {a.floor} (plan minimum; in business hours N+1 for the business-hours forecast peak)",
+        f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
+        "replicas.spare)",
     )
 
 

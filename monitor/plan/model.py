@@ -268,6 +268,11 @@ class Replicas(_Strict):
     min: int = Field(default=1, ge=0)
     max: int = Field(gt=0)
     planned: int = Field(ge=0, description="Replicas the plan expects at peak.")
+    spare: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="A replica kept beyond the business-hours need for a GPU failure: always, never, or auto "
+        "(only when replicas x GPUs x the GPU failure rate x the cold start exceeds 1 - availability).",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:

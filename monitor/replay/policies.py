@@ -7,8 +7,10 @@ reactive    vLLM production-stack's KEDA default: a Prometheus trigger on vllm:n
             threshold 5 (helm/templates/scaledobject-vllm.yaml), read as an AverageValue target, so the HPA
             wants ceil(waiting / 5) replicas; the HPA's defaults: 10% tolerance, scale-up at most
             max(100%, 4 pods) per 15 s, scale-down to the highest recommendation of the last 300 s.
-predictive  NVIDIA Dynamo SLA-planner style: the next interval's request rate predicted as the last
-            interval's (last value), sized with planwatch's capacity table, at most one replica per interval.
+predictive  NVIDIA Dynamo SLA-planner style: the next interval's request rate predicted by ARIMA on the
+            interval rates (monitor.replay.arima; last value on short history or a failed fit, or always
+            with predictor="last"), sized with planwatch's capacity table for that mean rate (as Dynamo
+            sizes on its prediction), at most one replica per interval.
 oracle      hindsight: per minute the fewest replicas that meet the SLO there (monitor.replay.slo), each
             started one cold start before it is needed: desired(m) = max(required[m .. m + cold start]).
             Why this is optimal: cost is the sum over minutes of replicas running or starting; a replica
@@ -24,12 +26,13 @@ import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
 from monitor.advice.capacity import capacity_table
 from monitor.plan.model import Plan
+from monitor.replay.arima import ArimaPredictor
 from monitor.replay.fleet import TierFleet
 
 __all__ = [
@@ -100,6 +103,8 @@ class Reactive:
 class Predictive:
     plan: Plan
     name: str = "predictive"
+    predictor: Literal["arima", "last"] = "arima"
+    _predictors: dict[str, ArimaPredictor] = field(default_factory=dict)
 
     def decide(self, minute: int, fleets: Mapping[str, TierFleet], interval_s: float) -> dict[str, int]:
         out = {}
@@ -112,8 +117,14 @@ class Predictive:
                 continue
             r, lo = fleet.record, max(0, minute - span)
             before = r.queue[lo - 1] if lo > 0 else 0.0
-            rate = (r.served[lo:minute].sum() + r.queue[minute - 1] - before) / ((minute - lo) * 60.0)
-            needed = capacity_table(self.plan, tier, 1.0).replicas_for(float(rate))
+            rate = float(r.served[lo:minute].sum() + r.queue[minute - 1] - before) / ((minute - lo) * 60.0)
+            if self.predictor == "arima":
+                # parameters refitted about hourly, whatever the interval
+                refit = max(1, round(3600.0 / interval_s))
+                predictor = self._predictors.setdefault(tier.name, ArimaPredictor(refit_every=refit))
+                predictor.add(rate)
+                rate = predictor.predict()
+            needed = capacity_table(self.plan, tier, 1.0).replicas_for(rate)
             step = int(np.sign(needed - current))
             out[tier.name] = current + step
         return out

@@ -62,10 +62,18 @@ class _Strict(BaseModel):
 class AdviceConfig(_Strict):
     safety_margin: Seconds = Field(default=300.0, description="Scale-ups finish this long before they are needed.")
     scale_down_cooldown: Seconds = Field(default=1800.0, description="Demand stays lower this long before a cut.")
+    gpu_failures_per_gpu_hour: float = Field(
+        default=AdviceSettings.gpu_failures_per_gpu_hour,
+        ge=0,
+        lt=1,
+        description="GPU failure rate for replicas.spare: auto (default: Llama 3's 2e-5 per GPU-hour).",
+    )
 
     def to_advice_settings(self) -> AdviceSettings:
         return AdviceSettings(
-            safety_margin_seconds=self.safety_margin, scale_down_cooldown_seconds=self.scale_down_cooldown
+            safety_margin_seconds=self.safety_margin,
+            scale_down_cooldown_seconds=self.scale_down_cooldown,
+            gpu_failures_per_gpu_hour=self.gpu_failures_per_gpu_hour,
         )
 
 

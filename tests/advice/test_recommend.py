@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from monitor.advice import Action, AdviceState, DemandOutlook, advise_fleet, advise_tier
+from monitor.advice import Action, AdviceSettings, AdviceState, DemandOutlook, advise_fleet, advise_tier
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
 from tests.builders import baseline_observation, copilot_plan
@@ -107,14 +107,31 @@ def test_demand_coming_back_resets_the_cooldown() -> None:
     assert back.state.low_since is None
 
 
-def test_business_hours_floor_keeps_one_spare_replica_for_the_peak_a_replacement_takes_to_start() -> None:
-    plan = copilot_plan()
+def _with_spare(plan: Plan, spare: str, most: int = 6) -> Plan:
     tier = plan.tiers[0]
-    roomy = tier.model_copy(update={"replicas": tier.replicas.model_copy(update={"max": 6})})
-    plan = plan.model_copy(update={"tiers": [roomy]})  # the peak takes 4, the plan's max: room for the spare
-    flat = _advise(plan, _obs(5.0, ready=4), _ramp(start_rps=50.0, ramp_starts_h=0.0), business=True)
-    assert flat.floor == flat.needed_at_forecast_peak + 1  # type: ignore[operator]
-    assert flat.recommended >= flat.floor
+    replicas = tier.replicas.model_copy(update={"max": most, "spare": spare})
+    return plan.model_copy(update={"tiers": [tier.model_copy(update={"replicas": replicas})]})
+
+
+@pytest.mark.parametrize(
+    ("spare", "failures_per_gpu_hour", "extra"),
+    [
+        pytest.param("always", 2e-5, 1, id="spare always keeps one replica beyond the peak a replacement takes"),
+        pytest.param("never", 1e-2, 0, id="spare never keeps none however often GPUs fail"),
+        pytest.param("auto", 2e-5, 0, id="auto keeps none for 4 replicas of 4 GPUs: failures cost 5e-5 of 1e-3"),
+        pytest.param("auto", 1e-3, 1, id="auto keeps one when failures alone would spend the availability budget"),
+    ],
+)
+def test_the_business_hours_floor_keeps_the_spare_the_plan_asks_for(
+    spare: str, failures_per_gpu_hour: float, extra: int
+) -> None:
+    plan = _with_spare(copilot_plan(), spare)  # the peak takes 4 or 5 of max 6: room for the spare
+    flags = tuple(True for _ in _ramp().timestamps)
+    outlook = _ramp(start_rps=45.0, ramp_starts_h=0.0)
+    settings = AdviceSettings(gpu_failures_per_gpu_hour=failures_per_gpu_hour)
+    rec = advise_tier(plan, plan.tiers[0], _obs(5.0, ready=4), outlook, AdviceState(), NOW, flags, settings)
+    assert rec.floor == rec.needed_at_forecast_peak + extra  # type: ignore[operator]
+    assert rec.recommended >= rec.floor
 
 
 def test_a_peak_beyond_a_cold_start_is_left_to_the_schedule_not_the_floor() -> None:

@@ -4,7 +4,7 @@ The live case reads an hour of the support copilot's fleetsim history through th
 (`default_collector`), the service's clock at the history's end (10:30 New York on a Tuesday, business
 hours): the recommendation is computed from what the fleet's vLLM and kube-state-metrics series say
 (4 ready replicas, the plan's; about 50 req/s of morning demand that 4 replicas serve, one more held as the
-floor of the coming peak), then held while Prometheus is down.
+floor of the coming peak, the plan copied with `spare: always`), then held while Prometheus is down.
 """
 
 from __future__ import annotations
@@ -51,10 +51,25 @@ END = "2026-12-01T15:30:00Z"
 NOW = datetime.fromisoformat(END.replace("Z", "+00:00")).timestamp()
 
 
-def _serve(tmp_path: Path, url: str, timeout: float = 2, clock: Callable[[], float] = time.time) -> Services:
-    settings = make_settings(tmp_path, evaluation_interval="1s", stale_after="1h",
+def _serve(
+    tmp_path: Path, url: str, timeout: float = 2, clock: Callable[[], float] = time.time, plan: Path = COPILOT
+) -> Services:
+    settings = make_settings(tmp_path, evaluation_interval="1s", stale_after="1h", plan=str(plan),
                              prometheus={"url": url, "timeout": timeout, "retries": 0})  # fmt: skip
     return build_services(settings, default_collector(settings), clock=clock)
+
+
+def _copilot_with_a_spare(tmp_path: Path) -> Path:
+    """The copilot plan with `replicas.spare: always`: under the default `auto`, 4 replicas of 4 GPUs keep no
+    spare (failures cost 5e-5 of a 1e-3 budget), and this test is about holding a recommendation above need."""
+    text = COPILOT.read_text(encoding="utf-8")
+    spared = text.replace(
+        "replicas: {min: 1, max: 5, planned: 4}", "replicas: {min: 1, max: 5, planned: 4, spare: always}"
+    )
+    assert spared != text
+    path = tmp_path / "support-copilot-spare.yaml"
+    path.write_text(spared, encoding="utf-8")
+    return path
 
 
 def _backfill(data: Path) -> None:
@@ -75,7 +90,7 @@ def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_tar
     is live, then held while Prometheus is down, then live again."""
     _backfill(tmp_path / "data")
     with _prometheus(stack, fleet_target, tmp_path / "data") as prometheus:
-        services = _serve(tmp_path, prometheus.url, timeout=10, clock=lambda: NOW)
+        services = _serve(tmp_path, prometheus.url, timeout=10, clock=lambda: NOW, plan=_copilot_with_a_spare(tmp_path))
         api = ApiClient(services.app)
         services.start()
         try:
