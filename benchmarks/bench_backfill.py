@@ -2,14 +2,11 @@
 
     PYTHONPATH=. python benchmarks/bench_backfill.py [--days 28] [--step 15s] [--replicas 12] [--parallel 2]
                                                      [--block 6h] [--plan examples/capstone.yaml] [--keep DIR]
-                                                     [--via-promtool [--model-only]]
 
 Replicas are spread over the plan's tiers in proportion to their planned counts (at least one per tier
 that takes traffic). Prints wall time, samples, series, samples/s and where the time went: the model
-(calls, latencies, per-scrape values), handing values to the block encoders (or rendering text), and the
-wait for the encoder thread (or for promtool, whose CPU time is counted from the children). With
-`--via-promtool` the history takes the OpenMetrics + promtool route; `--model-only` then skips promtool
-(window files are rendered and discarded) to isolate the Python side.
+(calls, latencies, per-scrape values), handing values to the block encoders, and the wait for the encoder
+threads.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fleetsim import backfill_blocks
 from fleetsim.backfill import Request, execute, resolve_spec
 
 
@@ -59,15 +55,11 @@ def main() -> None:
     parser.add_argument("--block", default="6h")
     parser.add_argument("--end", default="2024-06-03T00:00Z")
     parser.add_argument("--keep", type=Path, default=None, help="data directory to keep (default: a temp dir)")
-    parser.add_argument("--via-promtool", action="store_true", help="OpenMetrics text imported by promtool")
-    parser.add_argument("--model-only", action="store_true", help="with --via-promtool: render, run no promtool")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-backfill-"))
     data_dir = args.keep or work / "data"
     plan = scaled_plan(args.plan, args.replicas, work / "plan.yaml")
-    if args.model_only and args.via_promtool:
-        backfill_blocks.BlockImporter._start = lambda self, slot, label: self._free.append(slot)  # type: ignore[method-assign]
     try:
         spec = resolve_spec(
             Request(
@@ -78,40 +70,28 @@ def main() -> None:
                 end=args.end,
                 block=args.block,
                 parallel=args.parallel,
-                via_promtool=args.via_promtool,
             )
         )
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self_before = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
         report = execute(spec, None)
         wall = time.perf_counter() - started
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         mine = resource.getrusage(resource.RUSAGE_SELF)
-        promtool_cpu = (children.ru_utime - before.ru_utime) + (children.ru_stime - before.ru_stime)
         python_cpu = (mine.ru_utime - self_before.ru_utime) + (mine.ru_stime - self_before.ru_stime)
         blocks = len([p for p in data_dir.iterdir() if p.is_dir()]) if data_dir.exists() else 0
         print(f"plan                {args.plan} scaled to {args.replicas} replicas, {args.days:g} days at {args.step}")
         print(f"wall                {wall:8.1f} s  (target 180 s)")
         print(f"samples             {report.samples:>14,}  ({report.samples / wall / 1e6:.2f} M/s)")
         print(f"series              {report.series:>14,}")
-        print(f"route               {'OpenMetrics text + promtool' if args.via_promtool else 'TSDB blocks written'}")
-        if args.via_promtool:
-            per_sample = report.text_bytes / max(report.samples, 1)
-            print(f"text                {report.text_bytes / 1e9:8.2f} GB  ({per_sample:.0f} B/sample)")
         size = sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file()) if data_dir.exists() else 0
         print(f"on disk             {size / 1e9:8.2f} GB  ({size / max(report.samples, 1):.2f} B/sample)")
-        print(f"python CPU          {python_cpu:8.1f} s  (one process: model, and text or encoding threads)")
+        print(f"python CPU          {python_cpu:8.1f} s  (one process: model and encoding threads)")
         print(f"model (python)      {report.model_seconds:8.1f} s")
-        print(f"{'text' if args.via_promtool else 'queueing'} (python)   {report.render_seconds:8.1f} s")
-        if args.via_promtool:
-            per_cpu = f"{report.samples / promtool_cpu / 1e6:.2f} M samples/CPU-s" if promtool_cpu else "not run"
-            print(f"promtool CPU        {promtool_cpu:8.1f} s  ({per_cpu})")
-        waited = "waited for promtool" if args.via_promtool else "waited for encoder"
-        print(f"{waited} {report.wait_seconds:8.1f} s")
+        print(f"queueing (python)   {report.render_seconds:8.1f} s")
+        print(f"waited for encoder  {report.wait_seconds:8.1f} s")
         print(f"blocks              {blocks:>8}  cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
-        bound = max(python_cpu, (python_cpu + promtool_cpu) / (os.cpu_count() or 1))
-        print(f"idle-machine bound  {bound:8.1f} s  (max(python CPU, all CPU / cores))")
+        bound = python_cpu
+        print(f"idle-machine bound  {bound:8.1f} s  (python CPU: one process)")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

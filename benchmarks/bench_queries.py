@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
-from fleetsim.tsdb import write_blocks
+from fleetsim.text_blocks import write_text_blocks
 from monitor.queries import ALL
 from monitor.source import HttpPrometheusSource, SourceSettings
 from tests.harness.history import History, times
@@ -73,7 +73,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-queries-") as tmp:
         started = time.perf_counter()
         text = history(args.tiers, args.replicas, args.hours, args.step)
-        blocks = write_blocks(text, Path(tmp) / "data")
+        blocks = write_text_blocks(text, Path(tmp) / "data")
         print(f"history: {len(text) / 1e6:.1f} MB text, {len(blocks)} blocks, {time.perf_counter() - started:.1f}s")
         config = PrometheusConfig(rule_files=(RULES,), data_dir=Path(tmp) / "data", evaluation_interval="5s")
         with PrometheusProcess.start(config) as prom, HttpPrometheusSource(SourceSettings(url=prom.url)) as src:

@@ -3,7 +3,7 @@
     fleetsim backfill PLAN --prometheus-data DIR [--days 28] [--step 15s] [--end now|ISO|UNIX|-2h]
                       [--scenario NAME[,NAME[@START]]] [--scenario-start -3d|ISO|UNIX] [--seed N]
                       [--vllm-generation v1|legacy|overlap] [--instance 127.0.0.1:9400] [--state-out STATE.json]
-                      [--block 6h] [--parallel 2] [--families GLOB[,GLOB]] [--via-promtool [--work-dir DIR]]
+                      [--block 6h] [--parallel 2] [--families GLOB[,GLOB]]
 
 Then `prometheus --storage.tsdb.path=DIR --storage.tsdb.retention.time=60d` (retention longer than the
 history: Prometheus counts it back from the newest block) serves the history, and
@@ -18,11 +18,11 @@ model (fleetsim.aggregate*), drawn from the live workload's definitions (fleetsi
 speed on long windows (every series is written by default; see benchmarks/bench_backfill.py).
 
 Blocks are written directly by fleetsim.tsdb_block (XOR chunks encoded with numpy on `--parallel`
-threads). `--via-promtool` takes the route this command first had: OpenMetrics text imported with
-`promtool tsdb create-blocks-from openmetrics`, about 20 times slower (promtool 2.42 parses ~0.25 M samples
-per CPU-second); the tests hold the direct writer to the same samples.
+threads), about 20 times faster than importing OpenMetrics text with `promtool tsdb create-blocks-from
+openmetrics` (promtool 2.42 parses ~0.25 M samples per CPU-second); the tests hold the direct writer to the
+samples promtool stores for the same text.
 
-Bad input (plan, scenario, times, data directory, state path, missing promtool with --via-promtool) prints
+Bad input (plan, scenario, times, data directory, state path) prints
 one line on stderr and exits with status 2, never a traceback.
 """
 
@@ -42,7 +42,6 @@ from typing import Annotated
 
 import typer
 
-from fleetsim.backfill_blocks import BLOCK_WINDOW_SECONDS, BlockImportError, find_promtool
 from fleetsim.backfill_layout import DEFAULT_INSTANCE
 from fleetsim.backfill_run import BackfillSpec, RunReport, run_backfill
 from fleetsim.metrics import Generation
@@ -57,6 +56,8 @@ __all__ = ["BACKFILL_GENERATIONS", "BackfillProblem", "command_app", "main", "pa
 BACKFILL_GENERATIONS: tuple[Generation, ...] = ("v1", "legacy", "overlap")
 
 _DAY = 86_400.0
+# Prometheus compacts blocks into 2 h x 3^k ranges (2 h, 6 h, 18 h, 54 h); a block window must be one of them.
+BLOCK_WINDOW_SECONDS = (7200, 21600, 64800, 194400)
 
 
 class BackfillProblem(Exception):
@@ -104,9 +105,7 @@ class Request:
     state_out: Path | None = None
     block: str = "6h"
     parallel: int = 2
-    work_dir: Path | None = None
     families: str | None = None
-    via_promtool: bool = False
 
 
 def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
@@ -127,8 +126,6 @@ def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
     block = _block(req.block)
     _check_data_dir(req.data_dir)
     _check_state_out(req.state_out)
-    if req.via_promtool:
-        find_promtool()
     generation = req.generation
     return BackfillSpec(
         plan,
@@ -142,9 +139,7 @@ def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
         _instance(req.instance),
         block,
         max(1, req.parallel),
-        req.work_dir,
-        _families(req.families),
-        req.via_promtool,
+        families=_families(req.families),
     )
 
 
@@ -185,7 +180,7 @@ def _block(text: str) -> int:
         raise BackfillProblem(f"--block: {exc}") from None
     if seconds not in BLOCK_WINDOW_SECONDS:
         allowed = ", ".join(f"{s // 3600}h" for s in BLOCK_WINDOW_SECONDS)
-        raise BackfillProblem(f"--block {text!r}: promtool block lengths are {allowed}")
+        raise BackfillProblem(f"--block {text!r}: block lengths are {allowed}")
     return seconds
 
 
@@ -252,7 +247,7 @@ def execute(spec: BackfillSpec, state_out: Path | None, progress: Callable[[floa
 
 
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM as SystemExit, so the running promtool processes are stopped and the directory cleared."""
+    """SIGTERM as SystemExit, so the encoders are stopped and the directory cleared."""
     raise SystemExit(128 + signum)
 
 
@@ -277,8 +272,7 @@ def summary(spec: BackfillSpec, report: RunReport) -> str:
         f"fleetsim backfill: {report.samples:,} samples of {report.series:,} series, "
         f"{_iso(spec.start)} .. {_iso(spec.end)} every {spec.step}s, {report.windows} blocks in {spec.data_dir} "
         f"({report.wall_seconds:.1f}s, {rate / 1e6:.2f} M samples/s; model {report.model_seconds:.1f}s, "
-        f"{'text' if spec.via_promtool else 'queueing'} {report.render_seconds:.1f}s, "
-        f"waiting for {'promtool' if spec.via_promtool else 'the encoders'} {report.wait_seconds:.1f}s)"
+        f"queueing {report.render_seconds:.1f}s, waiting for the encoders {report.wait_seconds:.1f}s)"
     )
 
 
@@ -316,16 +310,8 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="Write the end state for `fleetsim serve --resume`.")
         ] = None,
         block: Annotated[str, typer.Option(help="TSDB block length: 2h, 6h, 18h or 54h.")] = "6h",
-        parallel: Annotated[
-            int, typer.Option(help="Block-encoding threads (promtool processes with --via-promtool).")
-        ] = 2,
-        work_dir: Annotated[
-            Path | None, typer.Option(help="Where window files go (default: /dev/shm if roomy).")
-        ] = None,
+        parallel: Annotated[int, typer.Option(help="Block-encoding threads.")] = 2,
         families: Annotated[str | None, typer.Option(help="Only series whose names match these globs (a,b*).")] = None,
-        via_promtool: Annotated[
-            bool, typer.Option(help="Write OpenMetrics text and import it with promtool (slow; the reference).")
-        ] = False,
     ) -> None:
         """Generate history ending at --end and write it as TSDB blocks into --prometheus-data."""
         req = Request(
@@ -342,15 +328,13 @@ def register(app: typer.Typer) -> None:
             state_out,
             block,
             parallel,
-            work_dir,
             families,
-            via_promtool,
         )
         try:
             spec = resolve_spec(req)
             with _progress_bar(spec) as progress:
                 report = execute(spec, state_out, progress)
-        except (BackfillProblem, PlanError, ScenarioError, BlockImportError) as exc:
+        except (BackfillProblem, PlanError, ScenarioError) as exc:
             raise _fail(str(exc)) from None
         except OSError as exc:
             raise _fail(f"{exc.filename or ''}: {exc.strerror or exc}") from None

@@ -1,8 +1,7 @@
 """The backfill loop: window by window, calls -> latencies -> per-scrape values -> TSDB blocks.
 
-Blocks are written directly (`fleetsim.backfill_direct`), or with `via_promtool` as OpenMetrics text
-imported by `promtool tsdb create-blocks-from openmetrics` (one input file per window; ~20 times slower,
-kept as the reference the direct writer is tested against).
+Blocks are written directly (`fleetsim.backfill_direct`); `history_text` renders the same history as
+OpenMetrics text, which tests import with promtool as the reference the direct writer is checked against.
 
 History is cut into block windows (one TSDB block each) and, inside a
 window, into chunks at scenario start times, so a scenario that changes the engine (slow-tp) applies
@@ -26,7 +25,6 @@ import numpy as np
 from fleetsim.aggregate_calls import CallArrays, Serving, Window, draw_calls
 from fleetsim.aggregate_latency import CellActivity, TierLatency, apply_latencies
 from fleetsim.aggregate_series import TierTotals, TierWindow, tier_window
-from fleetsim.backfill_blocks import BlockImporter
 from fleetsim.backfill_direct import BlockSink
 from fleetsim.backfill_gpu import gpu_fields, static_fields
 from fleetsim.backfill_layout import FamilyGroup, TierLayout
@@ -56,9 +54,7 @@ class BackfillSpec:
     instance: str
     block_seconds: int
     parallel: int = 2
-    work_dir: Path | None = None
     families: tuple[str, ...] = ()  # series-name globs to keep (default: every series)
-    via_promtool: bool = False  # OpenMetrics text through promtool instead of blocks written directly
 
     @property
     def stamps(self) -> int:
@@ -73,7 +69,7 @@ class RunReport:
     text_bytes: int = 0
     model_seconds: float = 0.0  # drawing calls, latencies, per-scrape values
     render_seconds: float = 0.0  # text, or handing groups to the block encoders
-    wait_seconds: float = 0.0  # waiting for promtool to free a window file, or for the encoders
+    wait_seconds: float = 0.0  # waiting for the encoders
     wall_seconds: float = 0.0
     state: FleetState | None = None
 
@@ -109,10 +105,7 @@ def run_backfill(spec: BackfillSpec, progress: Callable[[float], None] | None = 
     world = _world(spec, fleet)
     report = RunReport()
     rng = np.random.default_rng([spec.seed, 0xBAC0F111])
-    if spec.via_promtool:
-        _through_promtool(spec, world, rng, report, progress)
-    else:
-        _direct(spec, world, rng, report, progress)
+    _direct(spec, world, rng, report, progress)
     report.state = _state(spec, world)
     report.wall_seconds = time.perf_counter() - began
     return report
@@ -139,27 +132,6 @@ def _direct(
     except BaseException:
         sink.abort()
         raise
-
-
-def _through_promtool(
-    spec: BackfillSpec, world: _Fleetwide, rng: np.random.Generator, report: RunReport,
-    progress: Callable[[float], None] | None,
-) -> None:  # fmt: skip
-    renderer = TextRenderer()
-    importer = BlockImporter(spec.data_dir, spec.block_seconds, spec.parallel, spec.work_dir)
-    try:
-        for label, chunks in _windows(spec):
-            with importer.window(label) as out:
-                for window in chunks:
-                    groups = _model(spec, world, window, rng, report)
-                    _render(out, _kept(groups, spec.families), window, renderer, report)
-            report.windows += 1
-            _progress(spec, chunks, progress)
-        importer.close()
-    except BaseException:
-        importer.abort()
-        raise
-    report.text_bytes, report.wait_seconds = importer.stats.text_bytes, importer.stats.wait_seconds
 
 
 def _progress(spec: BackfillSpec, chunks: list[Window], progress: Callable[[float], None] | None) -> None:

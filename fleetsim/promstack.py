@@ -161,7 +161,7 @@ class PrometheusConfig:
     """What the generated prometheus.yml holds, plus the storage flags of the process.
 
     `data_dir=None` means a fresh directory inside the work directory; pass a directory pre-filled by
-    `fleetsim.tsdb.write_blocks` to serve a backfilled history.
+    `fleetsim backfill` or `fleetsim.text_blocks.write_text_blocks` to serve a backfilled history.
     """
 
     jobs: Sequence[ScrapeJob] = ()

@@ -14,9 +14,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from fleetsim.backfill_blocks import PROMTOOL_INSTALL_HINT
-
 __all__ = ["RecordingBackfillError", "record_rules"]
+
+PROMTOOL_INSTALL_HINT = "install it with `apt-get install prometheus` (Debian/Ubuntu; promtool ships with it)"
 
 
 class RecordingBackfillError(RuntimeError):

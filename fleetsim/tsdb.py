@@ -1,6 +1,7 @@
-"""Backfill: timestamped samples as OpenMetrics text, then `promtool tsdb create-blocks-from openmetrics`.
+"""Timestamped samples as OpenMetrics text: for `promtool tsdb create-blocks-from openmetrics` (`fleetsim
+batch`), VictoriaMetrics' import and the test harness's direct block writer (fleetsim.text_blocks).
 
-What promtool 2.42 requires, checked by experiment (tests/harness_tests/test_tsdb.py keeps them honest):
+What promtool 2.42 requires, checked by experiment when the harness still imported with it:
 - the input ends with `# EOF`, every sample has a timestamp in Unix **seconds** (a float is fine, read to the
   millisecond; a millisecond integer is taken as seconds, i.e. thousands of years ahead), and no blank lines;
 - samples of one series must come in increasing time: an older or equal timestamp is dropped *silently*;
@@ -13,42 +14,28 @@ block); timestamps per series strictly increase. Counters exported without `_tot
 dcgm-exporter counter) are declared `unknown`: the stored series is the same, only the hint differs.
 Series *within* a family may interleave in time (sample by sample), which OpenMetrics discourages and
 promtool accepts; producers that can go series by series should.
-
-Performance: promtool reads the whole input into memory and parses it once for the time range and once
-more per block window (2h by default), so `write_blocks` passes a large `--max-block-duration` (promtool
-rounds it down to 2h x 3^k) and callers with weeks of history split it into files of a few hundred MB.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal, Self
 
-from fleetsim.promstack import find_binary
-
 __all__ = [
-    "DEFAULT_MAX_BLOCK_DURATION",
-    "BackfillError",
     "MetricType",
     "OpenMetricsError",
     "OpenMetricsWriter",
     "SeriesWriter",
     "escape_label_value",
     "format_value",
-    "write_blocks",
-    "write_blocks_from_files",
 ]
 
 MetricType = Literal["counter", "gauge", "histogram", "summary", "unknown", "info", "stateset", "gaugehistogram"]
-DEFAULT_MAX_BLOCK_DURATION = "162h"  # the largest promtool range below a week: 28 days parse in ~5 passes
 _SUFFIXES: Mapping[str, tuple[str, ...]] = {
     "counter": ("_total", "_created"),
     "histogram": ("_bucket", "_count", "_sum", "_created"),
@@ -63,10 +50,6 @@ _EOF = "# EOF\n"
 
 class OpenMetricsError(ValueError):
     """The samples would make invalid OpenMetrics text (or text promtool would silently drop)."""
-
-
-class BackfillError(RuntimeError):
-    """promtool failed; the message carries its stderr."""
 
 
 def escape_label_value(value: str) -> str:
@@ -243,86 +226,3 @@ class OpenMetricsWriter:
             self._fh.close()
             if self.path is not None:
                 self.path.unlink(missing_ok=True)
-
-
-def write_blocks(
-    source: Path | str | Iterable[str],
-    data_dir: Path,
-    *,
-    max_block_duration: str = DEFAULT_MAX_BLOCK_DURATION,
-    timeout: float | None = 600.0,
-) -> list[Path]:
-    """Turn OpenMetrics samples into TSDB blocks under `data_dir`; returns the new block directories.
-
-    `source` is a file (Path), the text itself (str), or an iterable of lines (written to a temporary
-    file as they come). A file must already end with `# EOF`; text and lines get one if they lack it.
-    Start Prometheus on `data_dir` afterwards: a running server only picks new blocks up at its next
-    compaction cycle.
-    """
-    if isinstance(source, Path):
-        return write_blocks_from_files([source], data_dir, max_block_duration=max_block_duration, timeout=timeout)
-    lines: Iterable[str] = source.splitlines(keepends=True) if isinstance(source, str) else source
-    data_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="backfill-", suffix=".om", dir=data_dir.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            _copy_lines(lines, fh)
-        return write_blocks_from_files([Path(tmp)], data_dir, max_block_duration=max_block_duration, timeout=timeout)
-    finally:
-        os.unlink(tmp)
-
-
-def _copy_lines(lines: Iterable[str], fh: IO[str]) -> None:
-    last = ""
-    for line in lines:
-        if not line.strip():
-            continue  # promtool rejects blank lines
-        if not line.endswith("\n"):
-            line += "\n"
-        fh.write(line)
-        last = line
-    if last != _EOF:
-        fh.write(_EOF)
-
-
-def write_blocks_from_files(
-    paths: Sequence[Path],
-    data_dir: Path,
-    *,
-    max_block_duration: str = DEFAULT_MAX_BLOCK_DURATION,
-    timeout: float | None = 600.0,
-) -> list[Path]:
-    """Run promtool once per file, in order, into one data directory; returns the new block directories.
-
-    Files covering disjoint time ranges make disjoint blocks; overlapping ones are merged by Prometheus
-    (vertical compaction is on by default since 2.39).
-    """
-    promtool = find_binary("promtool")
-    data_dir.mkdir(parents=True, exist_ok=True)
-    before = {p.name for p in data_dir.iterdir()}
-    for path in paths:
-        _check_eof(path)
-        _run_promtool(promtool, path, data_dir, max_block_duration, timeout)
-    return sorted(p for p in data_dir.iterdir() if p.name not in before and (p / "meta.json").exists())
-
-
-def _check_eof(path: Path) -> None:
-    with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        fh.seek(max(0, fh.tell() - len(_EOF)))
-        if fh.read() != _EOF.encode():
-            raise BackfillError(f"{path}: OpenMetrics input must end with '# EOF' (promtool rejects it otherwise)")
-
-
-def _run_promtool(promtool: str, path: Path, data_dir: Path, max_block_duration: str, timeout: float | None) -> None:
-    argv = [
-        promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet",
-        f"--max-block-duration={max_block_duration}", str(path), str(data_dir),
-    ]  # fmt: skip
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise BackfillError(f"promtool did not finish {path} within {timeout}s") from exc
-    if done.returncode != 0:
-        err = (done.stderr or done.stdout).decode(errors="replace").strip()
-        raise BackfillError(f"promtool failed on {path} (exit {done.returncode}): {err}")

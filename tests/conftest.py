@@ -3,8 +3,8 @@
 - `prometheus_factory(jobs=..., targets=..., file_sd=..., rule_files=..., openmetrics=..., data_dir=...)`
   starts a ready Prometheus (scrape and evaluation every 1 s) and stops it after the test;
 - `prometheus`: one with no targets; `alertmanager`: one with clustering off;
-- `backfilled_prometheus(openmetrics_text_or_lines_or_path, **config)`: history written with promtool
-  into a fresh data directory, then served;
+- `backfilled_prometheus(openmetrics_text_or_lines_or_path, **config)`: history written as TSDB blocks by
+  the direct writer (fleetsim.text_blocks) into a fresh data directory, then served;
 - `exporter_factory(registry)`: a prometheus_client exporter on loopback for Prometheus to scrape.
 A missing binary fails with the install instruction. Helpers live in `tests/harness/`.
 """

@@ -1,5 +1,5 @@
-"""Blocks written directly hold exactly the samples the promtool route stores, and the sink leaves nothing
-half-written behind."""
+"""Blocks written directly hold exactly the samples promtool stores for the same history as text, and the sink
+leaves nothing half-written behind."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fleetsim.backfill import Request, resolve_spec
 from fleetsim.backfill_direct import BlockSink, parse_series
+from fleetsim.backfill_run import history_text
 from fleetsim.backfill_text import SeriesGroup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +24,20 @@ def _backfill(data: Path, *extra: str) -> None:
     argv = [sys.executable, "-m", "fleetsim", "backfill", str(COPILOT), "--days", "0.4", "--step", "60s",
             "--end", END, "--prometheus-data", str(data), *extra]  # fmt: skip
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def _through_promtool(data: Path, *extra: str) -> None:
+    """The reference: the same history as OpenMetrics text (`history_text`), imported by promtool."""
+    scenario = extra[extra.index("--scenario") + 1] if "--scenario" in extra else "baseline"
+    generation = extra[extra.index("--vllm-generation") + 1] if "--vllm-generation" in extra else "v1"
+    spec = resolve_spec(Request(COPILOT, data, days=0.4, step="60s", end=END, scenario=scenario,
+                                generation=generation))  # fmt: skip
+    text = data.parent / f"{data.name}.om"
+    with text.open("wb") as out:
+        history_text(spec, out)
+    argv = ["promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=6h", str(text), str(data)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
 
 
@@ -42,7 +58,7 @@ def _dump(data: Path) -> list[str]:
 )  # fmt: skip
 def test_direct_blocks_hold_the_samples_promtool_stores(tmp_path: Path, extra: tuple[str, ...]) -> None:
     _backfill(tmp_path / "direct", *extra)
-    _backfill(tmp_path / "promtool", *extra, "--via-promtool")
+    _through_promtool(tmp_path / "promtool", *extra)
     direct, reference = _dump(tmp_path / "direct"), _dump(tmp_path / "promtool")
     assert len(direct) > 100_000
     assert direct == reference

@@ -29,7 +29,7 @@ from fleetsim.promstack import (
     find_binaries,
     find_binary,
 )
-from fleetsim.tsdb import write_blocks
+from fleetsim.text_blocks import write_text_blocks
 from fleetsim.victoria import VictoriaMetricsProcess
 
 __all__ = ["BACKENDS", "Stack", "api_query", "require_binaries", "wait_for"]
@@ -84,7 +84,7 @@ class Stack:
             jobs.append(ScrapeJob("test", targets=tuple(targets), file_sd=tuple(file_sd)))
         if openmetrics is not None:
             data_dir = data_dir or work / "data"
-            write_blocks(openmetrics, data_dir)
+            write_text_blocks(openmetrics, data_dir)
         cfg = PrometheusConfig(jobs=tuple(jobs), rule_files=tuple(rule_files), data_dir=data_dir, **config)
         try:
             proc = PrometheusProcess.start(cfg, workdir=work)

@@ -1,16 +1,18 @@
-"""Backfill: the writer's OpenMetrics rules, promtool's behaviour we rely on, and samples read back."""
+"""Backfill: the OpenMetrics writer's rules, the harness's direct block writer, and samples read back."""
 
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 
 import pytest
 
-from fleetsim.tsdb import BackfillError, OpenMetricsError, OpenMetricsWriter, format_value, write_blocks
+from fleetsim.text_blocks import TextBlockError, write_text_blocks
+from fleetsim.tsdb import OpenMetricsError, OpenMetricsWriter, format_value
 from tests.conftest import BackfillFactory
-from tests.harness.stack import api_query, require_binaries
+from tests.harness.stack import api_query
 
 T0 = 1_790_000_000  # 2026-09-22: well inside 60 days of retention, counted back from the newest block
 
@@ -112,30 +114,20 @@ def test_backfilled_samples_read_back_through_the_api(backfilled_prometheus: Bac
 @pytest.mark.integration
 def test_overlapping_backfills_are_both_served(tmp_path: Path, backfilled_prometheus: BackfillFactory) -> None:
     data = tmp_path / "data"
-    write_blocks(f"a 1 {T0}\na 2 {T0 + 60}\n", data)
-    write_blocks([f"b 5 {T0 + 30}\n", "# EOF\n"], data)
+    write_text_blocks(f"a 1 {T0}\na 2 {T0 + 60}\n", data)
+    write_text_blocks([f"b 5 {T0 + 30}\n", "# EOF\n"], data)
     prom = backfilled_prometheus(f"c 9 {T0 + 15}\n", data_dir=data)
     got = {r["metric"]["__name__"]: r["value"][1] for r in api_query(prom.url, "{__name__=~'a|b|c'}", T0 + 60)}
     assert got == {"a": "2", "b": "5", "c": "9"}
 
 
-def test_promtool_drops_out_of_order_samples_silently(tmp_path: Path) -> None:
-    """Why the writer refuses them: promtool succeeds and the older sample is simply gone."""
-    require_binaries()
-    blocks = write_blocks(f"a 2 {T0 + 60}\na 1 {T0}\n# EOF\n", tmp_path / "data")
-    meta = (blocks[0] / "meta.json").read_text()
-    assert '"numSamples": 1' in meta
+def test_a_sample_without_a_timestamp_is_refused_naming_its_line(tmp_path: Path) -> None:
+    with pytest.raises(TextBlockError, match="line 2: expected"):
+        write_text_blocks(f"a 1 {T0}\na 1\n", tmp_path / "data")
 
 
-def test_a_file_without_eof_is_refused_before_promtool_runs(tmp_path: Path) -> None:
-    require_binaries()
-    path = tmp_path / "no-eof.om"
-    path.write_text(f"a 1 {T0}\n")
-    with pytest.raises(BackfillError, match="must end with '# EOF'"):
-        write_blocks(path, tmp_path / "data")
-
-
-def test_promtool_failures_carry_its_message(tmp_path: Path) -> None:
-    require_binaries()
-    with pytest.raises(BackfillError, match="expected timestamp"):
-        write_blocks("a 1\n", tmp_path / "data")
+def test_samples_land_in_blocks_cut_at_54_hour_boundaries(tmp_path: Path) -> None:
+    edge = 194_400 * (T0 // 194_400 + 1)
+    blocks = write_text_blocks(f"a 1 {edge - 60}\na 2 {edge}\na 3 {edge + 60}\n", tmp_path / "data")
+    counts = [json.loads((b / "meta.json").read_text())["stats"]["numSamples"] for b in blocks]
+    assert counts == [1, 2]
