@@ -12,28 +12,22 @@ value as published.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from fleetsim.promstack import RESTORE_VLLM_COLONS, ScrapeJob
 from monitor import queries as q
-from monitor.cli.main import build_app
 from monitor.queries import Query
 from monitor.source import HttpPrometheusSource, SourceSettings, measurement
+from tests.check.golden import check_observations, scraping
 from tests.harness.replay import ReplayExporter
-from tests.harness.stack import Stack, api_query, wait_for
+from tests.harness.stack import api_query
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures" / "expositions"
-PERIOD = 100.0  # cumulative values grow by their recorded value every PERIOD seconds
 VLLM = "vllm-v0-aibrix-runtime.txt"
 L4, T4 = "dcgm-exporter-l4-gpu-operator.txt", "dcgm-exporter-t4-gpu-operator-loaded.txt"
 # (tier, namespace, pod) of the vLLM replica each tier has.
@@ -55,25 +49,19 @@ T4_DRAM = 0.092781  # DCGM_FI_PROF_DRAM_ACTIVE, ratio
 @pytest.fixture(scope="module")
 def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One server per dump, one scrape job per replica and per exporter, one Prometheus scraping them each second."""
-    stack = Stack(tmp_path_factory.mktemp("golden-dcgm"))
-    servers = {name: ReplayExporter((FIXTURES / name).read_text(), PERIOD) for name in (VLLM, L4, T4)}
-    try:
-        jobs = [ScrapeJob(f"vllm-{tier}", targets=(servers[VLLM].target,), metric_relabel_configs=[RESTORE_VLLM_COLONS],
+
+    def jobs(servers: dict[str, ReplayExporter]) -> list[ScrapeJob]:
+        return [ScrapeJob(f"vllm-{tier}", targets=(servers[VLLM].target,), metric_relabel_configs=[RESTORE_VLLM_COLONS],
                           labels={"tier": tier, "namespace": namespace, "pod": pod})
-                for tier, namespace, pod in REPLICAS]  # fmt: skip
-        jobs += [
+                for tier, namespace, pod in REPLICAS] + [
             ScrapeJob("dcgm-l4", targets=(servers[L4].target,),
                       labels={"namespace": "gpu-operator", "pod": EXPORTER["l4"]}),
             ScrapeJob("dcgm-t4", targets=(servers[T4].target,), metric_relabel_configs=T4_HELD_BY,
                       labels={"namespace": "gpu-operator", "pod": EXPORTER["t4"]}),
         ]  # fmt: skip
-        prom = stack.prometheus(jobs, scrape_interval="1s")
-        wait_for(lambda: api_query(prom.url, "min(count_over_time(up[1m])) >= 12"), 40, "twelve scrapes")
-        yield prom.url
-    finally:
-        stack.close()
-        for server in servers.values():
-            server.close()
+
+    with scraping(tmp_path_factory.mktemp("golden-dcgm"), (VLLM, L4, T4), jobs) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
@@ -96,20 +84,7 @@ def test_the_scrape_adds_the_labels_kubernetes_does(scraped: str, expr: str, cou
 def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """One `planwatch check` per tier, at the same moment."""
     work, at = tmp_path_factory.mktemp("plans"), time.time()
-    return {tier: _check(scraped, tier, work, at) for tier in TIERS}
-
-
-def _check(url: str, tier: str, tmp_path: Path, at: float) -> dict[str, Any]:
-    plan = tmp_path / f"{tier}.yaml"
-    plan.write_text(
-        (REPO / "examples" / "support-copilot.yaml").read_text().replace("- name: copilot", f"- name: {tier}")
-    )
-    argv = ["check", str(plan), "--prometheus", url, "--at", str(at), "--window", "10s",
-            "--long-window", "1h", "--format", "json"]  # fmt: skip
-    result = CliRunner().invoke(build_app(), argv)
-    assert result.exit_code in (0, 1), result.output
-    observations: dict[str, Any] = json.loads(result.stdout)["tiers"][0]["observations"]
-    return observations
+    return {tier: check_observations(scraped, tier, work, at) for tier in TIERS}
 
 
 NO_POD = "no data"

@@ -4,28 +4,22 @@ implies and says why the rest is unknown."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from fleetsim.promstack import RESTORE_VLLM_COLONS, ScrapeJob
 from monitor import queries as q
-from monitor.cli.main import build_app
 from monitor.queries import Query
 from monitor.source import HttpPrometheusSource, SourceSettings, measurement
+from tests.check.golden import PERIOD, check_observations, scraping
 from tests.harness.replay import ReplayExporter
-from tests.harness.stack import Stack, api_query, wait_for
+from tests.harness.stack import api_query
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures" / "expositions"
-PERIOD = 100.0  # cumulative values grow by their recorded value every PERIOD seconds
 AIBRIX, DOCS = "vllm-v0-aibrix-runtime.txt", "vllm-docs-usage-metrics.txt"
 DCGM, KSM = "dcgm-exporter-h100-mig-kserve.txt", "kube-state-metrics-pod-status-ready.txt"
 # The KServe pods the dcgm-exporter dump maps MIG slices 7 and 9 of GPU 0 to (slice 8 is allocated to none).
@@ -53,22 +47,17 @@ EXPORTERS = {
 @pytest.fixture(scope="module")
 def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One server per dump, one scrape job per replica and exporter, one Prometheus scraping them each second."""
-    stack = Stack(tmp_path_factory.mktemp("golden"))
     dumps = {name for _, name, *_ in REPLICAS} | {name for name, _ in EXPORTERS.values()}
-    servers = {name: ReplayExporter((FIXTURES / name).read_text(), PERIOD) for name in dumps}
-    try:
-        jobs = [ScrapeJob(f"vllm-{i}", targets=(servers[name].target,), metric_relabel_configs=[RESTORE_VLLM_COLONS],
+
+    def jobs(servers: dict[str, ReplayExporter]) -> list[ScrapeJob]:
+        return [ScrapeJob(f"vllm-{i}", targets=(servers[name].target,), metric_relabel_configs=[RESTORE_VLLM_COLONS],
                           labels={"tier": tier, "namespace": namespace, "pod": pod})
-                for i, (tier, name, namespace, pod) in enumerate(REPLICAS)]  # fmt: skip
-        jobs += [ScrapeJob(job, targets=(servers[name].target,), labels=labels)
-                 for job, (name, labels) in EXPORTERS.items()]  # fmt: skip
-        prom = stack.prometheus(jobs, scrape_interval="1s")
-        wait_for(lambda: api_query(prom.url, "min(count_over_time(up[1m])) >= 12"), 40, "twelve scrapes")
-        yield prom.url
-    finally:
-        stack.close()
-        for server in servers.values():
-            server.close()
+                for i, (tier, name, namespace, pod) in enumerate(REPLICAS)] + [
+            ScrapeJob(job, targets=(servers[name].target,), labels=labels) for job, (name, labels) in EXPORTERS.items()
+        ]  # fmt: skip
+
+    with scraping(tmp_path_factory.mktemp("golden"), dumps, jobs) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
@@ -88,21 +77,8 @@ def test_the_scrape_adds_the_labels_kubernetes_does(scraped: str, expr: str, cou
 @pytest.fixture(scope="module")
 def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """One `planwatch check` per tier, at the same moment."""
-    work = tmp_path_factory.mktemp("plans")
-    return {tier: _check(scraped, tier, work) for tier in TIERS}
-
-
-def _check(url: str, tier: str, tmp_path: Path) -> dict[str, Any]:
-    plan = tmp_path / f"{tier}.yaml"
-    plan.write_text(
-        (REPO / "examples" / "support-copilot.yaml").read_text().replace("- name: copilot", f"- name: {tier}")
-    )
-    argv = ["check", str(plan), "--prometheus", url, "--at", str(time.time()), "--window", "10s",
-            "--long-window", "1h", "--format", "json"]  # fmt: skip
-    result = CliRunner().invoke(build_app(), argv)
-    assert result.exit_code in (0, 1), result.output
-    observations: dict[str, Any] = json.loads(result.stdout)["tiers"][0]["observations"]
-    return observations
+    work, at = tmp_path_factory.mktemp("plans"), time.time()
+    return {tier: check_observations(scraped, tier, work, at) for tier in TIERS}
 
 
 @pytest.mark.parametrize(
