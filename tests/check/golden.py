@@ -4,6 +4,7 @@ tier at one moment."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +38,12 @@ def scraping(
         stack.close()
         for server in servers.values():
             server.close()
+
+
+def check_tiers(url: str, tiers: Iterable[str], work: Path) -> dict[str, dict[str, Any]]:
+    """Each tier's observations from its own `planwatch check`, all at the same moment."""
+    at = time.time()
+    return {tier: check_observations(url, tier, work, at) for tier in tiers}
 
 
 def check_observations(url: str, tier: str, work: Path, at: float) -> dict[str, Any]:

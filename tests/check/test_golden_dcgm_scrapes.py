@@ -22,7 +22,7 @@ from fleetsim.promstack import RESTORE_VLLM_COLONS, ScrapeJob
 from monitor import queries as q
 from monitor.queries import Query
 from monitor.source import HttpPrometheusSource, SourceSettings, measurement
-from tests.check.golden import check_observations, scraping
+from tests.check.golden import check_tiers, scraping
 from tests.harness.replay import ReplayExporter
 from tests.harness.stack import api_query
 
@@ -83,8 +83,7 @@ def test_the_scrape_adds_the_labels_kubernetes_does(scraped: str, expr: str, cou
 @pytest.fixture(scope="module")
 def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """One `planwatch check` per tier, at the same moment."""
-    work, at = tmp_path_factory.mktemp("plans"), time.time()
-    return {tier: check_observations(scraped, tier, work, at) for tier in TIERS}
+    return check_tiers(scraped, TIERS, tmp_path_factory.mktemp("plans"))
 
 
 NO_POD = "no data"
