@@ -31,7 +31,7 @@ from monitor import collector_fields as reads
 from monitor import queries as q
 from monitor.batch_collect import with_batch_readings
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile, merged_quantile_bound
-from monitor.observe.caveats import absent_key_series, speculative_decoding
+from monitor.observe.caveats import Pods, absent_key_series, explain_gpus, gpus_unexplained, speculative_decoding
 from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation
@@ -259,6 +259,8 @@ class PrometheusCollector:
             gated[key] = self._enough(gated[key], requests, window)
         for key in reads.OVER_HISTORY:
             gated[key] = history_gate(gated[key], share, self.long_window, self.min_history_share)
+        if gpus_unexplained(gated):
+            gated = explain_gpus(gated, *self._gpu_join(tier, window, now))
         no_ksm = not gated["replicas_ready"].known
         if no_ksm and gated["replicas_up"].known:
             gated["replicas_ready"] = replace(gated["replicas_up"], reason="kube-state-metrics absent: replicas up")
@@ -280,6 +282,12 @@ class PrometheusCollector:
         hint = (f"found {', '.join(found)} instead: restore vLLM's names with the metric_relabel_configs rule in the "
                 "README (Pointing it at a real cluster)") if found else ""  # fmt: skip
         return Measurement.unknown(absent_key_series(str(tier.label_selector), hint), age.query, age.window)
+
+    def _gpu_join(self, tier: Tier, window: str, now: float) -> tuple[Pods, Pods]:
+        """Both sides of the GPU join, read only when a GPU value is "no data": every GPU by pod, the tier's pods."""
+        gpus = self.source.instant(q.GPU_PODS.for_tier(tier.label_selector, window=window), at=now).samples
+        replicas = self.source.instant(q.TIER_PODS.for_tier(tier.label_selector, window=window), at=now).samples
+        return Pods.of([(s.labels, s.value) for s in gpus]), Pods.of([(s.labels, s.value) for s in replicas])
 
     def _enough(self, value: Measurement, requests: float | None, window: str) -> Measurement:
         """A per-request statistic from a handful of requests is noise: unknown below `min_requests`,

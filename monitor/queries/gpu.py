@@ -17,16 +17,18 @@ report FB_USED/FB_FREE and is "no data" on a tier of such slices only. Device-le
 
 from __future__ import annotations
 
-from monitor.queries.fragments import dcgm_join, zero_if_known
+from monitor.queries.fragments import dcgm, dcgm_join, zero_if_known
 from monitor.queries.query import Query
 
 __all__ = [
     "DRAM_ACTIVE_MEAN",
     "GPU_COUNT",
     "GPU_MEMORY_USED_RATIO",
+    "GPU_PODS",
     "GPU_POWER_MEAN",
     "GPU_UTIL_MEAN",
     "QUERIES",
+    "TIER_PODS",
     "XID_BY_GPU",
     "XID_GPUS",
 ]
@@ -69,9 +71,8 @@ GPU_MEMORY_USED_RATIO = Query(
 )  # fmt: skip
 # max_over_time, not last_over_time: the latter keeps the metric name, and a GPU reporting both fields would
 # then be two series.
-_GPUS = dcgm_join(
-    "(max_over_time(DCGM_FI_DEV_GPU_UTIL[{window}]) or max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[{window}]))"
-)
+_DEVICES = "(max_over_time(DCGM_FI_DEV_GPU_UTIL[{window}]) or max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[{window}]))"
+_GPUS = dcgm_join(_DEVICES)
 GPU_COUNT = Query(
     "DCGM_FI_DEV_GPU_UTIL", "gpus", f"count by ({{by}}) ({_GPUS})", "GPUs",
     "GPUs allocated to the tier's pods that reported in the window; a MIG slice counts as one device.",
@@ -92,6 +93,24 @@ XID_BY_GPU = Query(
     f"max by ({{by:hostname,gpu,pod}}) ({dcgm_join('changes(DCGM_FI_DEV_XID_ERRORS[{window}]) > 0')})",
     "changes", "Evidence: which GPU (hostname, gpu index, pod) changed its XID in the window, and how often.",
     group_by=("hostname", "gpu", "pod"), record=False,
+)  # fmt: skip
+
+# Why a tier's GPU values are "no data": the two sides of the join, read only then (`monitor.observe.caveats`),
+# so neither is in the catalog's QUERIES (no recording rule, no tier value). GPU_PODS is fleet-wide, whatever
+# selector renders it: every GPU dcgm-exporter reported, counted by the pod it is labelled with (the exporter's
+# own pod when no workload holds it). TIER_PODS: the tier's vLLM replicas by pod, `pod` empty where the targets
+# carry none.
+GPU_PODS = Query(
+    "DCGM_FI_DEV_GPU_UTIL", "gpus_by_pod",
+    f"count by (namespace, pod) ({dcgm(_DEVICES)})",
+    "GPUs", "Every GPU dcgm-exporter reported in the window, by the namespace and pod it is labelled with.",
+    group_by=("namespace", "pod"), record=False,
+)  # fmt: skip
+TIER_PODS = Query(
+    "vllm_num_requests_running", "replicas_by_pod",
+    "count by (namespace, pod) (last_over_time(vllm:num_requests_running{vsel}[{window}]))",
+    "replicas", "The tier's vLLM replicas by namespace and pod: the key GPUs join on.",
+    group_by=("namespace", "pod"), record=False,
 )  # fmt: skip
 
 QUERIES: tuple[Query, ...] = (

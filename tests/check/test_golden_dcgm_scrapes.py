@@ -86,7 +86,12 @@ def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     return check_tiers(scraped, TIERS, tmp_path_factory.mktemp("plans"))
 
 
-NO_POD = "no data"
+# The two GPUs the Prometheus holds by their pods (the L4 under its exporter's, the T4 under the tier's), and the
+# L4 tier's one replica: the reason names both sides of the join.
+NO_POD = (
+    "no GPU dcgm-exporter reports is labelled with a pod of the tier's replicas (llm/l4-0): its 2 GPU(s) carry "
+    "gpu-operator/nvidia-dcgm-exporter-l4x7q, llm/t4-0"
+)
 
 
 @pytest.mark.parametrize(
@@ -97,7 +102,7 @@ NO_POD = "no data"
                      id="T4: 5120 MiB used of 5120 + 9791, reserved left out"),
         pytest.param("t4", "gpu_power_watts", T4_POWER, None, id="T4: 68.244 W of its one GPU"),
         pytest.param("t4", "gpu_dram_active", T4_DRAM, None, id="T4: DRAM_ACTIVE as a 0-1 ratio"),
-        pytest.param("t4", "gpu_xid_errors", None, "no data",
+        pytest.param("t4", "gpu_xid_errors", None, "the tier's GPUs report no DCGM_FI_DEV_XID_ERRORS",
                      id="T4: the dump has no XID field, so XID errors are unknown, not 0"),
         pytest.param("t4", "replicas_up", 1.0, None, id="T4: the vLLM replica holding the GPU is up"),
         pytest.param("l4", "replicas_up", 1.0, None, id="L4: the tier's vLLM replica is up"),
@@ -106,7 +111,7 @@ NO_POD = "no data"
         pytest.param("l4", "gpu_memory_used_fraction", None, NO_POD,
                      id="L4: FB_USED 0 of an unheld GPU is not the tier's memory"),
         pytest.param("l4", "gpu_power_watts", None, NO_POD, id="L4: 16.365 W of an unheld GPU is not the tier's"),
-        pytest.param("l4", "gpu_xid_errors", None, "no data", id="L4: no XID field and no join, XID unknown"),
+        pytest.param("l4", "gpu_xid_errors", None, NO_POD, id="L4: no XID field and no join, XID unknown"),
     ],
 )  # fmt: skip
 def test_check_reads_what_a_real_dcgm_dump_implies(

@@ -80,6 +80,12 @@ def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     return check_tiers(scraped, TIERS, tmp_path_factory.mktemp("plans"))
 
 
+# Why a GPU value is unknown: the GPUs this Prometheus holds (the MIG dump's and dcgm-exporter's, 3 in all) carry
+# none of the tier's pods; or they do, and lack the field.
+UNJOINED = "no GPU dcgm-exporter reports is labelled with a pod of the tier's replicas (%s): its 3 GPU(s)"
+UNREPORTED = "no data: the tier's GPUs report no "
+
+
 @pytest.mark.parametrize(
     ("tier", "field", "value", "reason"),
     [
@@ -94,17 +100,18 @@ def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
                      id="V0: no kube-state-metrics, ready is the replica up"),
         pytest.param("v0", "prefix_hit_rate", None, "no data", id="V0: prefix caching off (-1) is unknown, not -1"),
         pytest.param("v0", "ttft_p95", None, "no observations", id="V0: the dump holds no TTFT histogram"),
-        pytest.param("v0", "gpu_utilization", None, "no data", id="V0: no dcgm-exporter, no GPU values"),
+        pytest.param("v0", "gpu_utilization", None, UNJOINED % "llm/v0-0", id="V0: no dcgm-exporter, no GPU values"),
         pytest.param("docs", "replicas_up", None, "no vllm:num_requests_running series",
                      id="docs: a dump without the key series says what keys on it"),
         pytest.param("docs", "request_rate", None, "no data", id="docs: no request counters, no request rate"),
         pytest.param("mig", "replicas_up", 2.0, None, id="MIG: the two KServe pods are the tier's replicas"),
         pytest.param("mig", "gpu_utilization", 0.0, None,
                      id="MIG: slices without GPU_UTIL read GR_ENGINE_ACTIVE x 100, here idle"),
-        pytest.param("mig", "gpu_memory_used_fraction", None, "no data",
+        pytest.param("mig", "gpu_memory_used_fraction", None, UNREPORTED + "DCGM_FI_DEV_FB_USED",
                      id="MIG: H100 slices report no framebuffer, memory is unknown, not 0"),
-        pytest.param("mig", "gpu_power_watts", None, "no data", id="MIG: the dump holds no power field"),
-        pytest.param("mig", "gpu_xid_errors", None, "no data",
+        pytest.param("mig", "gpu_power_watts", None, UNREPORTED + "DCGM_FI_DEV_POWER_USAGE",
+                     id="MIG: the dump holds no power field"),
+        pytest.param("mig", "gpu_xid_errors", None, UNREPORTED + "DCGM_FI_DEV_XID_ERRORS",
                      id="MIG: no XID field in the dump, XID errors unknown, not 0"),
         pytest.param("mig", "replicas_ready", 2.0, "kube-state-metrics absent: replicas up",
                      id="MIG: kube-state-metrics knows other pods only, ready falls back to replicas up"),
@@ -114,7 +121,7 @@ def checked(scraped: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
         pytest.param("unready", "replicas_up", 1.0, None, id="KSM: the unready pod still serves its scrape"),
         pytest.param("ready", "cold_start_p95", None, "no replica started in 1h",
                      id="KSM: a pod ready since 2017 started no replica in the window"),
-        pytest.param("ready", "gpu_utilization", None, "no data",
+        pytest.param("ready", "gpu_utilization", None, UNJOINED % "ns1/pod1",
                      id="KSM: no dcgm-exporter series names pod1, no GPU values"),
     ],
 )  # fmt: skip

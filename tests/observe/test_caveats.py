@@ -1,10 +1,10 @@
-"""Pure rules about what a measurement means: history coverage and speculative decoding."""
+"""Pure rules about what a measurement means: history coverage, speculative decoding, and why GPU values are unknown."""
 
 from __future__ import annotations
 
 import pytest
 
-from monitor.observe.caveats import speculative_decoding
+from monitor.observe.caveats import GPU_FIELDS, Pods, explain_gpus, gpus_unexplained, speculative_decoding
 from monitor.observe.fleet import covered, history_gate
 from monitor.observe.model import Measurement
 
@@ -63,3 +63,59 @@ def test_speculative_decoding_explains_itl_and_tpot(
     out = speculative_decoding({field: before}, tokens_per_step)
     assert out[field].value == before.value
     assert after in out[field].reason
+
+
+NO_DATA = Measurement.unknown("no data: the query matched no series", "q", "5m")
+EXPORTER = ({"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x"}, 8.0)
+HELD = ({"namespace": "llm", "pod": "other-0"}, 2.0)
+REPLICAS = [({"namespace": "llm", "pod": "chat-0"}, 1.0), ({"namespace": "llm", "pod": "chat-1"}, 1.0)]
+NO_GPU_VALUE = dict.fromkeys(GPU_FIELDS, NO_DATA)
+
+
+@pytest.mark.parametrize(
+    ("values", "gpus", "replicas", "field", "reason"),
+    [
+        pytest.param(NO_GPU_VALUE, [], REPLICAS, "gpu_utilization",
+                     "no data: Prometheus holds no dcgm-exporter series (DCGM_FI_DEV_GPU_UTIL (or DCGM_FI_PROF_GR_"
+                     "ENGINE_ACTIVE)) in the last 5m: scrape dcgm-exporter to read GPU values",
+                     id="no dcgm-exporter series at all: scrape it"),
+        pytest.param(NO_GPU_VALUE, [EXPORTER], [({}, 2.0)], "gpu_power_watts",
+                     "no data: the tier's vLLM targets carry no pod label",
+                     id="vLLM targets without a pod label cannot join GPUs (Docker, static targets)"),
+        pytest.param(NO_GPU_VALUE, [EXPORTER, HELD], REPLICAS, "gpu_xid_errors",
+                     "no GPU dcgm-exporter reports is labelled with a pod of the tier's replicas (llm/chat-0, "
+                     "llm/chat-1): its 10 GPU(s) carry gpu-operator/nvidia-dcgm-exporter-x, llm/other-0;",
+                     id="GPUs under the exporter's pod and another workload's name both sides of the join"),
+        pytest.param({**NO_GPU_VALUE, "gpu_utilization": Measurement.of(40.0, "q", "5m")}, [EXPORTER], REPLICAS,
+                     "gpu_memory_used_fraction",
+                     "no data: the tier's GPUs report no DCGM_FI_DEV_FB_USED and DCGM_FI_DEV_FB_FREE, so it is unknown",
+                     id="a joined tier whose GPUs lack a field (MIG framebuffer) says the field is not reported"),
+    ],
+)  # fmt: skip
+def test_an_unknown_gpu_value_says_which_side_of_the_join_is_missing(
+    values: dict[str, Measurement], gpus: list[tuple[dict[str, str], float]],
+    replicas: list[tuple[dict[str, str], float]], field: str, reason: str,
+) -> None:  # fmt: skip
+    assert gpus_unexplained(values)
+    out = explain_gpus(values, Pods.of(gpus), Pods.of(replicas))
+    assert out[field].value is None and reason in out[field].reason, out[field].reason
+    assert out[field].query == "q", "the reason changes, the query that was run stays"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param({"gpu_utilization": Measurement.of(40.0, "q", "5m")}, id="known GPU values need no reason"),
+        pytest.param({"gpu_utilization": Measurement.unknown("stale: sample is 900s old", "q", "5m")},
+                     id="a stale GPU value keeps its own reason"),
+        pytest.param({"request_rate": NO_DATA}, id="no data outside the GPU fields is not a GPU question"),
+    ],
+)  # fmt: skip
+def test_only_no_data_gpu_values_are_explained(values: dict[str, Measurement]) -> None:
+    assert not gpus_unexplained(values)
+    assert explain_gpus(values, Pods.of([EXPORTER]), Pods.of(REPLICAS)) == values
+
+
+def test_many_pods_are_named_up_to_three() -> None:
+    pods = Pods.of([({"namespace": "n", "pod": f"p{i}"}, 1.0) for i in range(5)])
+    assert (pods.named(), pods.total) == ("n/p0, n/p1, n/p2 and 2 more", 5)
