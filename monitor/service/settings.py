@@ -22,7 +22,14 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from monitor.advice import AdviceSettings
 from monitor.outlooks import DEFAULT_WINDOWS
@@ -125,7 +132,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only what is passed in: `load_settings` layers file, environment and flags in that order."""
+        """Only what is passed in: `load_settings` builds the layers (flags, environment, file)."""
         return (init_settings,)
 
     @model_validator(mode="after")
@@ -153,15 +160,31 @@ def parse_listen(listen: str) -> tuple[str, int]:
 def load_settings(
     config: Path | None = None, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
-    """File, then environment (`PLANWATCH_API_TOKEN`, `PLANWATCH_PROMETHEUS__URL` ...), then `overrides`."""
-    layers = [_read_file(config) if config else {}, _read_env(env), dict(overrides or {})]
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged = _deep_merge(merged, layer)
+    """File, then environment (`PLANWATCH_API_TOKEN`, `PLANWATCH_PROMETHEUS__URL` ...), then `overrides`.
+
+    pydantic-settings layers them (its sources, first wins, nested keys merged): `env` replaces the process
+    environment (tests pass `{}`)."""
     try:
-        return Settings.model_validate(merged)
+        sources: tuple[PydanticBaseSettingsSource, ...] = (
+            InitSettingsSource(Settings, dict(overrides or {})),
+            _env_source(env),
+            *([_BoundedYaml(Settings, yaml_file=config)] if config else []),
+        )
+        return Settings(_build_sources=(sources, {}))
     except ValidationError as exc:
         raise ConfigError(_describe(exc, str(config) if config else "configuration")) from None
+
+
+class _BoundedYaml(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source, reading through the plan's bounded reader (not `yaml.safe_load`)."""
+
+    @staticmethod
+    def _existing_files(files: Any) -> list[Any]:
+        # The file was asked for by name: a missing one is an error ("cannot read"), not silently skipped.
+        return [Path(files).expanduser()]
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        return _read_file(Path(file_path))
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -183,22 +206,12 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_env(env: Mapping[str, str] | None) -> dict[str, Any]:
+def _env_source(env: Mapping[str, str] | None) -> EnvSettingsSource:
     """pydantic-settings' own parsing of PLANWATCH_* (nested with __, JSON for mappings)."""
     source = EnvSettingsSource(Settings, case_sensitive=False, env_prefix=ENV_PREFIX, env_nested_delimiter="__")
     if env is not None:
         source.env_vars = {k.lower(): v for k, v in env.items()}
-    return source()
-
-
-def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    return source
 
 
 def _describe(exc: ValidationError, source: str) -> str:
