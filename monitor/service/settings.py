@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Self
 
@@ -25,7 +26,6 @@ from pydantic import (
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
-    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
@@ -55,6 +55,10 @@ def _seconds(value: object) -> object:
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 # A PromQL range: the same grammar in whole numbers; a bad one is reported under its own key.
 PromqlRange = Annotated[str, AfterValidator(validate_promql_duration)]
+# (config file, environment) for the Settings being built by `load_settings`; None outside it.
+_LAYERS: ContextVar[tuple[Path | None, Mapping[str, str] | None] | None] = ContextVar(
+    "planwatch_settings_layers", default=None
+)
 _LISTEN = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^:\s]+):(?P<port>[0-9]{1,5})$")
 
 
@@ -132,8 +136,15 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only what is passed in: `load_settings` builds the layers (flags, environment, file)."""
-        return (init_settings,)
+        """Flags (what is passed in), then the environment, then the file: the layers `load_settings` asked for.
+
+        Built without `load_settings` (no layers set), only what is passed in: nothing read from the process."""
+        layers = _LAYERS.get()
+        if layers is None:
+            return (init_settings,)
+        config, env = layers
+        file = (_BoundedYaml(settings_cls, yaml_file=config),) if config else ()
+        return (init_settings, _env_source(settings_cls, env), *file)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -162,17 +173,16 @@ def load_settings(
 ) -> Settings:
     """File, then environment (`PLANWATCH_API_TOKEN`, `PLANWATCH_PROMETHEUS__URL` ...), then `overrides`.
 
-    pydantic-settings layers them (its sources, first wins, nested keys merged): `env` replaces the process
-    environment (tests pass `{}`)."""
+    pydantic-settings layers them (its sources, nested keys merged); `env` replaces the process environment
+    (tests pass `{}`). The file and environment reach `settings_customise_sources` through a context variable,
+    the public hook having no other way to take them per call."""
+    token = _LAYERS.set((config, env))
     try:
-        sources: tuple[PydanticBaseSettingsSource, ...] = (
-            InitSettingsSource(Settings, dict(overrides or {})),
-            _env_source(env),
-            *([_BoundedYaml(Settings, yaml_file=config)] if config else []),
-        )
-        return Settings(_build_sources=(sources, {}))
+        return Settings(**dict(overrides or {}))
     except ValidationError as exc:
         raise ConfigError(_describe(exc, str(config) if config else "configuration")) from None
+    finally:
+        _LAYERS.reset(token)
 
 
 class _BoundedYaml(YamlConfigSettingsSource):
@@ -206,9 +216,9 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _env_source(env: Mapping[str, str] | None) -> EnvSettingsSource:
+def _env_source(settings_cls: type[BaseSettings], env: Mapping[str, str] | None) -> EnvSettingsSource:
     """pydantic-settings' own parsing of PLANWATCH_* (nested with __, JSON for mappings)."""
-    source = EnvSettingsSource(Settings, case_sensitive=False, env_prefix=ENV_PREFIX, env_nested_delimiter="__")
+    source = EnvSettingsSource(settings_cls, case_sensitive=False, env_prefix=ENV_PREFIX, env_nested_delimiter="__")
     if env is not None:
         source.env_vars = {k.lower(): v for k, v in env.items()}
     return source
