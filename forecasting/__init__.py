@@ -12,10 +12,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Loaded now, not lazily: the function `regularize` shares its submodule's name, and importing the submodule
-# anywhere sets the package attribute to the module, which a lazy lookup would then never replace.
-from forecasting.regularize import Regularized, RegularizeReport, infer_step_seconds, regularize
-
 # The package's names load on first use (PEP 562): `monitor.units` needs only `forecasting.durations`, and
 # importing every model here pulled statsmodels and scipy into each CLI command's --help (about 1 s).
 if TYPE_CHECKING:
@@ -42,6 +38,7 @@ if TYPE_CHECKING:
         make_model,
     )
     from forecasting.pipeline import ForecastSettings, forecast, forecast_many
+    from forecasting.regularizing import Regularized, RegularizeReport, infer_step_seconds, regularize
     from forecasting.result import ForecastPoint, ForecastResult
     from forecasting.series import RegularSeries, Series, steps_per_day, steps_per_week
     from forecasting.synthetic import TrafficShape, synthetic_traffic
@@ -72,6 +69,8 @@ _HOME: dict[str, str] = {
     "PointForecast": "forecasting.models",
     "RampCrossing": "forecasting.events",
     "RegularSeries": "forecasting.series",
+    "RegularizeReport": "forecasting.regularizing",
+    "Regularized": "forecasting.regularizing",
     "SeasonalNaive": "forecasting.models",
     "SeasonalNaiveSettings": "forecasting.models",
     "Series": "forecasting.series",
@@ -79,6 +78,7 @@ _HOME: dict[str, str] = {
     "forecast": "forecasting.pipeline",
     "forecast_many": "forecasting.pipeline",
     "format_duration": "forecasting.durations",
+    "infer_step_seconds": "forecasting.regularizing",
     "is_business_hours": "forecasting.calendar",
     "local_time": "forecasting.calendar",
     "make_model": "forecasting.models",
@@ -87,6 +87,9 @@ _HOME: dict[str, str] = {
     "parse_csv_series": "forecasting.csv_input",
     "parse_duration": "forecasting.durations",
     "ramp_crossings": "forecasting.events",
+    # The module is not named `regularize`: importing a submodule sets the package attribute of its name, which
+    # would then shadow the lazily loaded function.
+    "regularize": "forecasting.regularizing",
     "steps_per_day": "forecasting.series",
     "steps_per_week": "forecasting.series",
     "synthetic_traffic": "forecasting.synthetic",

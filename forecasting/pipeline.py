@@ -30,7 +30,7 @@ from forecasting.events import next_peak, ramp_crossings
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
 from forecasting.models import Combination, FittedModel, ForecastModel, PointForecast, make_model
 from forecasting.peaks import DailyPeakBound
-from forecasting.regularize import RegularizeReport, regularize
+from forecasting.regularizing import RegularizeReport, regularize
 from forecasting.result import ForecastResult
 from forecasting.selection import SelectionPlan, loss_margin, pick_model, plan_selection
 from forecasting.series import RegularSeries, Series, steps_per_day

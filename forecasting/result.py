@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from forecasting.backtest import BacktestReport
 from forecasting.events import Peak, RampCrossing
 from forecasting.intervals import Bands, IntervalCalibration
-from forecasting.regularize import RegularizeReport
+from forecasting.regularizing import RegularizeReport
 from forecasting.series import FloatArray, RegularSeries
 
 __all__ = ["ForecastPoint", "ForecastResult"]

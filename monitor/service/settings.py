@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Self
 
@@ -22,7 +23,13 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from monitor.advice import AdviceSettings
 from monitor.outlooks import DEFAULT_WINDOWS
@@ -48,6 +55,10 @@ def _seconds(value: object) -> object:
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 # A PromQL range: the same grammar in whole numbers; a bad one is reported under its own key.
 PromqlRange = Annotated[str, AfterValidator(validate_promql_duration)]
+# (config file, environment) for the Settings being built by `load_settings`; None outside it.
+_LAYERS: ContextVar[tuple[Path | None, Mapping[str, str] | None] | None] = ContextVar(
+    "planwatch_settings_layers", default=None
+)
 _LISTEN = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^:\s]+):(?P<port>[0-9]{1,5})$")
 
 
@@ -125,8 +136,15 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only what is passed in: `load_settings` layers file, environment and flags in that order."""
-        return (init_settings,)
+        """Flags (what is passed in), then the environment, then the file: the layers `load_settings` asked for.
+
+        Built without `load_settings` (no layers set), only what is passed in: nothing read from the process."""
+        layers = _LAYERS.get()
+        if layers is None:
+            return (init_settings,)
+        config, env = layers
+        file = (_BoundedYaml(settings_cls, yaml_file=config),) if config else ()
+        return (init_settings, _env_source(settings_cls, env), *file)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -153,15 +171,30 @@ def parse_listen(listen: str) -> tuple[str, int]:
 def load_settings(
     config: Path | None = None, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
-    """File, then environment (`PLANWATCH_API_TOKEN`, `PLANWATCH_PROMETHEUS__URL` ...), then `overrides`."""
-    layers = [_read_file(config) if config else {}, _read_env(env), dict(overrides or {})]
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged = _deep_merge(merged, layer)
+    """File, then environment (`PLANWATCH_API_TOKEN`, `PLANWATCH_PROMETHEUS__URL` ...), then `overrides`.
+
+    pydantic-settings layers them (its sources, nested keys merged); `env` replaces the process environment
+    (tests pass `{}`). The file and environment reach `settings_customise_sources` through a context variable,
+    the public hook having no other way to take them per call."""
+    token = _LAYERS.set((config, env))
     try:
-        return Settings.model_validate(merged)
+        return Settings(**dict(overrides or {}))
     except ValidationError as exc:
         raise ConfigError(_describe(exc, str(config) if config else "configuration")) from None
+    finally:
+        _LAYERS.reset(token)
+
+
+class _BoundedYaml(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source, reading through the plan's bounded reader (not `yaml.safe_load`)."""
+
+    @staticmethod
+    def _existing_files(files: Any) -> list[Any]:
+        # The file was asked for by name: a missing one is an error ("cannot read"), not silently skipped.
+        return [Path(files).expanduser()]
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        return _read_file(Path(file_path))
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -183,22 +216,12 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_env(env: Mapping[str, str] | None) -> dict[str, Any]:
+def _env_source(settings_cls: type[BaseSettings], env: Mapping[str, str] | None) -> EnvSettingsSource:
     """pydantic-settings' own parsing of PLANWATCH_* (nested with __, JSON for mappings)."""
-    source = EnvSettingsSource(Settings, case_sensitive=False, env_prefix=ENV_PREFIX, env_nested_delimiter="__")
+    source = EnvSettingsSource(settings_cls, case_sensitive=False, env_prefix=ENV_PREFIX, env_nested_delimiter="__")
     if env is not None:
         source.env_vars = {k.lower(): v for k, v in env.items()}
-    return source()
-
-
-def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    return source
 
 
 def _describe(exc: ValidationError, source: str) -> str:

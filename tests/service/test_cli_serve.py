@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 from monitor.cli import serve
 from monitor.service import app as app_module
 from tests.builders import EXAMPLES
+from tests.harness.stack import wait_for
 from tests.service.fakes import FakeCollector
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,8 +122,9 @@ def test_a_real_server_serves_then_stops_cleanly_on_a_signal(tmp_path: Path, sig
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     try:
-        ready = _wait_ready(f"http://127.0.0.1:{port}/readyz", deadline=time.monotonic() + 30)
-        assert ready, "the server never became ready"
+        url = f"http://127.0.0.1:{port}/readyz"
+        wait_for(lambda: httpx.get(url, timeout=2).status_code == 200, 30, "the server to become ready",
+                 interval=0.1, ignoring=(httpx.TransportError,))  # fmt: skip
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
@@ -132,15 +133,3 @@ def test_a_real_server_serves_then_stops_cleanly_on_a_signal(tmp_path: Path, sig
             proc.communicate()
     assert proc.returncode == 0, err
     assert "returned cleanly" in out and "Application shutdown complete" in err and "Traceback" not in err
-
-
-def _wait_ready(url: str, deadline: float) -> bool:
-    with httpx.Client(timeout=2) as client:
-        while time.monotonic() < deadline:
-            try:
-                if client.get(url).status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-    return False

@@ -40,6 +40,11 @@ def test_the_example_configuration_loads() -> None:
             "prometheus", ("http://b:9090", 5.0), id="a nested variable overrides one key and keeps its siblings",
         ),
         pytest.param(
+            "prometheus:\n  url: http://a:9090\n  timeout: 5\n", {"PLANWATCH_PROMETHEUS__TIMEOUT": "7"},
+            {"prometheus": {"url": "http://c:9090"}}, "prometheus", ("http://c:9090", 7.0),
+            id="a nested flag (serve --prometheus) overrides the url and keeps the environment's timeout",
+        ),
+        pytest.param(
             "", {"PLANWATCH_API_TOKEN": "from-env"}, {}, "api_token", "from-env",
             id="the API token can come from PLANWATCH_API_TOKEN",
         ),
