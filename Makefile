@@ -10,9 +10,10 @@ PACKAGES := $(wildcard monitor forecasting fleetsim)
 
 .PHONY: test lint typecheck unit setup tools clean rules demo
 
-# The whole product on loopback until Ctrl-C: `make demo`, `make demo SCENARIO=long-prompts`,
+# The whole product on loopback until Ctrl-C: `make demo` (irregular demand, fleetsim's default),
+# `make demo SCENARIO=long-prompts`, `make demo SCENARIO=baseline` (the plan's regular week),
 # `make demo CLOSED_LOOP=1` (recommendations drive fleetsim's replica counts).
-SCENARIO ?= baseline
+SCENARIO ?=
 DAYS ?= 28
 PLAN ?=
 CLOSED_LOOP ?=
@@ -53,7 +54,7 @@ test: setup lint typecheck
 	$(BIN)/pytest
 
 demo: setup
-	$(BIN)/planwatch demo $(if $(PLAN),--plan $(PLAN),) --scenario $(SCENARIO) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
+	$(BIN)/planwatch demo $(if $(PLAN),--plan $(PLAN),) $(if $(SCENARIO),--scenario $(SCENARIO),) --days $(DAYS) $(if $(CLOSED_LOOP),--closed-loop,)
 
 # Regenerate the committed rules (tests fail when the committed files differ from the generators).
 rules: $(STAMP)

@@ -11,3 +11,11 @@ exposition  Prometheus text format for every endpoint
 state       the resume-state format shared with the history backfill
 server, cli `fleetsim serve`: every /metrics endpoint, file_sd and the control API on one listener
 """
+
+__all__ = ["DEFAULT_SCENARIO"]
+
+# The reality every fleetsim entry point (serve, backfill, the demo, `planwatch demo`) emulates unless told
+# otherwise: demand as irregular as production's (fleetsim.irregularity: levels, shapes, trends, shifts and
+# holidays drawn from the real traces), so the demo and the tests do not flatter the forecaster. `baseline`
+# is the plan's own regular week. Here, not in fleetsim.scenarios, so `planwatch --help` imports no numpy.
+DEFAULT_SCENARIO = "irregular"

@@ -3,7 +3,7 @@
     fleetsim backfill PLAN --prometheus-data DIR [--days 28] [--step 15s] [--end now|ISO|UNIX|-2h]
                       [--scenario NAME[,NAME[@START]]] [--scenario-start -3d|ISO|UNIX] [--seed N]
                       [--vllm-generation v1|legacy|overlap] [--instance 127.0.0.1:9400] [--state-out STATE.json]
-                      [--block 6h] [--parallel 2] [--families GLOB[,GLOB]]
+                      [--block 6h] [--parallel 2] [--families GLOB[,GLOB]] [--rate-trace CSV [--rate-trace-as-is]]
 
 Then `prometheus --storage.tsdb.path=DIR --storage.tsdb.retention.time=60d` (retention longer than the
 history: Prometheus counts it back from the newest block) serves the history, and
@@ -42,12 +42,16 @@ from typing import Annotated
 
 import typer
 
+from fleetsim import DEFAULT_SCENARIO
 from fleetsim.backfill_layout import DEFAULT_INSTANCE
 from fleetsim.backfill_run import BackfillSpec, RunReport, run_backfill
 from fleetsim.metrics import Generation
+from fleetsim.rate_trace import RATE_TRACE_HELP, rate_trace_scenario
 from fleetsim.scenarios import Scenario, ScenarioError, parse_scenarios, parse_time
 from fleetsim.state import save_state
+from fleetsim.traces import TraceError
 from monitor.plan.load import PlanError, load_plan
+from monitor.plan.model import Plan
 from monitor.units import parse_duration
 
 __all__ = ["BACKFILL_GENERATIONS", "BackfillProblem", "command_app", "main", "parse_moment", "register", "resolve_spec"]
@@ -97,7 +101,7 @@ class Request:
     days: float = 28.0
     step: str = "15s"
     end: str = "now"
-    scenario: str = "baseline"
+    scenario: str = DEFAULT_SCENARIO
     scenario_start: str | None = None
     seed: int = 0
     generation: str = "v1"
@@ -106,10 +110,13 @@ class Request:
     block: str = "6h"
     parallel: int = 2
     families: str | None = None
+    rate_trace: Path | None = None
+    rate_trace_as_is: bool = False
 
 
 def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
-    """Validate everything before any work; BackfillProblem (or PlanError / ScenarioError) says what is wrong."""
+    """Validate everything before any work; BackfillProblem (or PlanError / ScenarioError / TraceError) says
+    what is wrong."""
     plan = load_plan(req.plan)
     if req.generation not in BACKFILL_GENERATIONS:
         why = " (v0 is served live only: its older bucket sets and hit-rate gauge are not aggregated)"
@@ -122,7 +129,7 @@ def resolve_spec(req: Request, now: float | None = None) -> BackfillSpec:
         raise BackfillProblem(f"--days must be a positive number of days, not {req.days!r}")
     end = math.floor(parse_moment(req.end, time.time() if now is None else now, "--end") / step) * step
     start = end - math.floor(req.days * _DAY / step) * step
-    scenarios = _scenarios(req, end, start)
+    scenarios = _scenarios(req, plan, end, start)
     block = _block(req.block)
     _check_data_dir(req.data_dir)
     _check_state_out(req.state_out)
@@ -153,10 +160,12 @@ def _step(text: str) -> int:
     return int(seconds)
 
 
-def _scenarios(req: Request, end: float, start: float) -> tuple[Scenario, ...]:
+def _scenarios(req: Request, plan: Plan, end: float, start: float) -> tuple[Scenario, ...]:
     """--scenario names; --scenario-start applies to those without their own @START; every start must
     fall inside the history (a start before it means the scenario covers all of it: say so instead)."""
     scenarios = tuple(s for s in parse_scenarios(req.scenario) if s.name != "baseline")
+    if req.rate_trace is not None:
+        scenarios = (*scenarios, rate_trace_scenario(plan, req.rate_trace, scale_to_peak=not req.rate_trace_as_is))
     if req.scenario_start is not None:
         at = parse_moment(req.scenario_start, end, "--scenario-start")
         scenarios = tuple(s if s.start_unix is not None else s.starting_at(at) for s in scenarios)
@@ -292,8 +301,9 @@ def register(app: typer.Typer) -> None:
         step: Annotated[str, typer.Option(help="Scrape interval of the history (whole seconds).")] = "15s",
         end: Annotated[str, typer.Option(help="Last scrape: now, Unix seconds, ISO 8601 or -DURATION.")] = "now",
         scenario: Annotated[
-            str, typer.Option(help="Scenarios, comma-separated; NAME@START starts later.")
-        ] = "baseline",
+            str,
+            typer.Option(help="Scenarios, comma-separated; NAME@START starts later; baseline: the plan's own week."),
+        ] = DEFAULT_SCENARIO,
         scenario_start: Annotated[
             str | None, typer.Option(help="Start of scenarios without @START: -3d, ISO, Unix.")
         ] = None,
@@ -312,6 +322,8 @@ def register(app: typer.Typer) -> None:
         block: Annotated[str, typer.Option(help="TSDB block length: 2h, 6h, 18h or 54h.")] = "6h",
         parallel: Annotated[int, typer.Option(help="Block-encoding threads.")] = 2,
         families: Annotated[str | None, typer.Option(help="Only series whose names match these globs (a,b*).")] = None,
+        rate_trace: Annotated[Path | None, typer.Option(help=RATE_TRACE_HELP)] = None,
+        rate_trace_as_is: Annotated[bool, typer.Option(help="Keep the rate trace's own level (no scaling).")] = False,
     ) -> None:
         """Generate history ending at --end and write it as TSDB blocks into --prometheus-data."""
         req = Request(
@@ -329,12 +341,14 @@ def register(app: typer.Typer) -> None:
             block,
             parallel,
             families,
+            rate_trace,
+            rate_trace_as_is,
         )
         try:
             spec = resolve_spec(req)
             with _progress_bar(spec) as progress:
                 report = execute(spec, state_out, progress)
-        except (BackfillProblem, PlanError, ScenarioError) as exc:
+        except (BackfillProblem, PlanError, ScenarioError, TraceError) as exc:
             raise _fail(str(exc)) from None
         except OSError as exc:
             raise _fail(f"{exc.filename or ''}: {exc.strerror or exc}") from None

@@ -3,10 +3,15 @@
     fleetsim serve PLAN [--scenario NAME[,NAME[@START]]] [--listen 127.0.0.1:PORT] [--file-sd PATH]
                         [--seed N] [--vllm-generation v1|legacy|v0|overlap]
                         [--no-kube-state-metrics] [--multiprocess] [--speed X] [--resume STATE]
-                        [--trace FILE] [--start UNIX|ISO] [--dcgm-interval S]
+                        [--trace FILE | --rate-trace CSV [--rate-trace-as-is]] [--start UNIX|ISO]
+                        [--dcgm-interval S]
     fleetsim scenarios                       list the scenarios and the metric each one moves
     fleetsim backfill PLAN ...               history into a Prometheus data directory (fleetsim.backfill)
     fleetsim batch PLAN --job NAME --out F   a batch job's engines as OpenMetrics history (fleetsim.batch_cli)
+
+The default scenario is `irregular` (fleetsim.DEFAULT_SCENARIO): demand as irregular as production's;
+`--scenario baseline` is the plan's own regular week. `--rate-trace` makes a real rate trace the demand
+(fleetsim.rate_trace); the scenarios still apply to everything else.
 
 Bad input (a missing plan, an unknown scenario, a malformed trace line, a port in use, an unreadable
 state) prints one clear line on stderr and exits with status 2; never a traceback.
@@ -23,8 +28,9 @@ from typing import Annotated
 
 import typer
 
-from fleetsim import backfill, batch_cli
+from fleetsim import DEFAULT_SCENARIO, backfill, batch_cli
 from fleetsim.metrics import GENERATIONS
+from fleetsim.rate_trace import RATE_TRACE_HELP, rate_trace_scenario
 from fleetsim.scenarios import SCENARIOS, ScenarioError, parse_scenarios, parse_time
 from fleetsim.state import StateError, load_state
 from fleetsim.traces import TraceError, TraceReplay, load_trace
@@ -70,7 +76,9 @@ def bind(host: str, port: int) -> socket.socket:
 @app.command()
 def serve(
     plan: Annotated[Path, typer.Argument(help="Plan YAML (see examples/).")],
-    scenario: Annotated[str, typer.Option(help="Scenarios, comma-separated; NAME@START starts later.")] = "baseline",
+    scenario: Annotated[
+        str, typer.Option(help="Scenarios, comma-separated; NAME@START starts later; baseline: the plan's own week.")
+    ] = DEFAULT_SCENARIO,
     listen: Annotated[str, typer.Option(help="HOST:PORT; port 0 picks a free one.")] = "127.0.0.1:9400",
     file_sd: Annotated[Path | None, typer.Option(help="Prometheus file_sd JSON to keep up to date.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of every random draw.")] = 0,
@@ -86,6 +94,8 @@ def serve(
     speed: Annotated[float, typer.Option(help="Simulated seconds per wall second.")] = 1.0,
     resume: Annotated[Path | None, typer.Option(help="Continue counters from a backfill's state file.")] = None,
     trace: Annotated[Path | None, typer.Option(help="Replay a trace (Azure CSV or JSONL) instead.")] = None,
+    rate_trace: Annotated[Path | None, typer.Option(help=RATE_TRACE_HELP)] = None,
+    rate_trace_as_is: Annotated[bool, typer.Option(help="Keep the rate trace's own level (no scaling).")] = False,
     start: Annotated[str | None, typer.Option(help="Simulated start time (Unix or ISO 8601); default now.")] = None,
     dcgm_interval: Annotated[float, typer.Option(help="dcgm-exporter sampling interval, seconds.")] = 30.0,
 ) -> None:
@@ -103,6 +113,10 @@ def serve(
         host, port = parse_listen(listen)
         loaded = load_plan(plan)
         scenarios = parse_scenarios(scenario)
+        if rate_trace is not None:
+            if trace is not None:
+                raise UsageProblem("--trace replays requests and --rate-trace gives a rate: choose one")
+            scenarios = (*scenarios, rate_trace_scenario(loaded, rate_trace, scale_to_peak=not rate_trace_as_is))
         state = load_state(resume) if resume is not None else None
         if state is not None and state.generation != vllm_generation:
             raise UsageProblem(f"{resume} was written for --vllm-generation {state.generation}")

@@ -24,6 +24,7 @@ from typing import Any, Self
 import httpx
 import yaml
 
+from fleetsim import DEFAULT_SCENARIO
 from fleetsim.alert_receiver import AlertReceiver
 from fleetsim.deploy import RawPrometheusConfig, localized_prometheus_config
 from fleetsim.morning import morning_plan
@@ -38,7 +39,7 @@ EXAMPLE_RECEIVER = "http://127.0.0.1:9095"  # where examples/alertmanager.yml se
 @dataclass(frozen=True)
 class DemoOptions:
     plan: Path
-    scenario: str = "baseline"
+    scenario: str = DEFAULT_SCENARIO
     days: float = 28.0
     step: str = "60s"
     workdir: Path = REPO / ".demo"

@@ -169,7 +169,10 @@ class Fleet:
 
     # ---- control ------------------------------------------------------------------------------------------
     def set_scenarios(self, scenarios: Sequence[Scenario]) -> None:
-        self.scenarios = tuple(scenarios)
+        # A rate trace given at start (`fleetsim serve --rate-trace`) stays the demand: POST /scenario changes
+        # the rest of reality, not what the fleet is replaying.
+        given = tuple(scenarios)
+        self.scenarios = tuple(s for s in self.scenarios if s.effects.demand is not None and s not in given) + given
         self.workload = WorkloadModel(self.plan, self.scenarios)
         self._apply_effects()
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from fleetsim import DEFAULT_SCENARIO
 from monitor.cli.common import err_console, fail
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def demo(
     scenario: Annotated[
         str,
         typer.Option("--scenario", help="A fleetsim scenario (e.g. long-prompts), or before-sizing: the seed's plan."),
-    ] = "baseline",
+    ] = DEFAULT_SCENARIO,
     days: Annotated[float, typer.Option("--days", help="Days of history to backfill.")] = 28.0,
     step: Annotated[str, typer.Option("--step", help="Step of the backfilled history.")] = "60s",
     closed_loop: Annotated[bool, typer.Option("--closed-loop", help="Let recommendations scale fleetsim.")] = False,

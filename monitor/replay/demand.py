@@ -4,10 +4,11 @@ Request-level traces (the Azure CSV, fleetsim's JSONL) are read by `fleetsim.tra
 keeps its arrival minute and is routed by its own prompt length (`fleetsim.workload.route`). Rate-level CSV
 (a `window_start_s` in seconds from the start, or a `timestamp` as ISO 8601 or Unix seconds; a rate
 `rate_rps` / `rate` in requests/s, or a count `requests` / `count` / `value` per window; optional
-`prompt_p50`, `prompt_p95` token columns) becomes arrivals: Poisson within each window at its rate, or its
-count spread uniformly over the window's minutes; windows route by the lognormal of their own prompt
-percentiles where the file has them, else by the plan's. `fleetsim` as the trace is the plan's own weekly
-profile (with the scenarios' rate, bursts) as fleetsim draws it.
+`prompt_p50`, `prompt_p95` token columns; read by `fleetsim.rate_trace`, the emulator's reader too) becomes
+arrivals: Poisson within each window at its rate, or its count spread uniformly over the window's minutes;
+windows route by the lognormal of their own prompt percentiles where the file has them, else by the plan's.
+`fleetsim` as the trace is the plan's own weekly profile (with the scenarios' rate, bursts) as fleetsim
+draws it.
 
 Placement: timestamps without a zone are wall-clock time in the plan's timezone (business days line up);
 traces with no calendar date start at `start` (default: Monday 2026-01-05 00:00 in the plan's zone).
@@ -19,13 +20,14 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from fleetsim.rate_trace import RATE_TIME_COLUMNS, RateWindows, default_start, read_rate_windows
 from fleetsim.scenarios import Scenario
 from fleetsim.traces import TraceError, load_trace
 from fleetsim.workload import LengthDistribution, prompt_distribution, rates_at, route
@@ -35,9 +37,6 @@ from monitor.sizing.shape import LogNormal
 __all__ = ["MIN_MINUTES", "Demand", "TraceError", "default_start", "load_demand", "profile_demand"]
 
 MIN_MINUTES = 10  # a replay shorter than this says nothing about scaling
-_RATE_COLUMNS = ("rate_rps", "rate")
-_COUNT_COLUMNS = ("requests", "count", "value")
-_TIME_COLUMNS = ("window_start_s", "timestamp")
 _QUANTILES = (np.arange(400) + 0.5) / 400  # prompt lengths a window's lognormal is routed at
 
 
@@ -62,11 +61,6 @@ class Demand:
         return Demand(self.source, self.start, self.arrivals[:, :minutes], self.tiers, self.scale)
 
 
-def default_start(plan: Plan) -> float:
-    """Monday 2026-01-05 00:00 in the plan's timezone: a trace without a date starts a business week."""
-    return datetime(2026, 1, 5, tzinfo=ZoneInfo(plan.workload.business_hours.timezone)).timestamp()
-
-
 def load_demand(
     plan: Plan,
     path: str | Path,
@@ -86,7 +80,7 @@ def load_demand(
     if not first:
         raise TraceError(p, None, "empty trace")
     header = [h.strip() for h in first[0].split(",")]
-    if any(c in header for c in _TIME_COLUMNS) and p.suffix.lower() != ".jsonl":
+    if any(c in header for c in RATE_TIME_COLUMNS) and p.suffix.lower() != ".jsonl":
         demand = _rate_level(plan, p, rng, start, trace_lengths)
     else:
         demand = _request_level(plan, p, rng, start)
@@ -171,23 +165,13 @@ def _first_local_time(plan: Plan, path: Path) -> float:
     return local.replace(tzinfo=ZoneInfo(plan.workload.business_hours.timezone)).timestamp()
 
 
-@dataclass(frozen=True)
-class _Windows:
-    starts: np.ndarray  # seconds from the first window
-    expected: np.ndarray  # calls per window (rate x width, or the count)
-    counted: bool  # the file gives counts, not rates
-    p50: np.ndarray | None
-    p95: np.ndarray | None
-    first: float | None  # absolute start when the file has timestamps
-
-
 def _rate_level(plan: Plan, path: Path, rng: np.random.Generator, start: float | None, lengths: bool) -> Demand:
-    w = _read_windows(plan, path)
+    w = read_rate_windows(path, plan.workload.business_hours.timezone)
     if not lengths:
-        w = _Windows(w.starts, w.expected, w.counted, None, None, w.first)
+        w = replace(w, p50=None, p95=None)
     t0 = start if start is not None else (w.first if w.first is not None else default_start(plan))
     t0 = math.floor(t0 / 60.0) * 60.0
-    widths = np.diff(w.starts, append=w.starts[-1] + (np.median(np.diff(w.starts)) if w.starts.size > 1 else 60.0))
+    widths = w.widths
     if np.any(widths <= 0):
         raise TraceError(path, None, "windows must be in increasing time order without repeats")
     minutes = max(1, round(float(w.starts[-1] + widths[-1]) / 60.0))
@@ -223,7 +207,7 @@ def _multinomial_fix(totals: np.ndarray, draws: np.ndarray) -> np.ndarray:
     return out
 
 
-def _window_shares(plan: Plan, w: _Windows, rng: np.random.Generator) -> np.ndarray:
+def _window_shares(plan: Plan, w: RateWindows, rng: np.random.Generator) -> np.ndarray:
     if w.p50 is None or w.p95 is None:
         return np.repeat(_plan_shares(plan, rng)[:, None], w.starts.size, axis=1)
     cache: dict[tuple[float, float], np.ndarray] = {}
@@ -238,76 +222,3 @@ def _window_shares(plan: Plan, w: _Windows, rng: np.random.Generator) -> np.ndar
             cache[key] = _shares(plan, LogNormal.from_percentiles(max(key[0], 1), max(key[1], key[0], 1)), rng)
         out[:, i] = cache[key]
     return out
-
-
-def _read_windows(plan: Plan, path: Path) -> _Windows:
-    with path.open(encoding="utf-8", newline="") as f:
-        rows = list(csv.reader(f))
-    header = [h.strip() for h in rows[0]]
-    time_col = next(c for c in _TIME_COLUMNS if c in header)
-    rate_col = next((c for c in _RATE_COLUMNS if c in header), None)
-    count_col = next((c for c in _COUNT_COLUMNS if c in header), None)
-    if rate_col is None and count_col is None:
-        wanted = ", ".join(_RATE_COLUMNS + _COUNT_COLUMNS)
-        raise TraceError(path, 1, f"no rate or count column (one of {wanted}) in header {rows[0]!r}")
-    value_col = rate_col or count_col
-    assert value_col is not None
-    ti, vi = header.index(time_col), header.index(value_col)
-    pi = (
-        (header.index("prompt_p50"), header.index("prompt_p95"))
-        if {"prompt_p50", "prompt_p95"} <= set(header)
-        else None
-    )
-    zone = ZoneInfo(plan.workload.business_hours.timezone)
-    stamps, values, p50, p95 = [], [], [], []
-    for number, row in enumerate(rows[1:], start=2):
-        if not row or not "".join(row).strip():
-            continue
-        if len(row) != len(header):
-            raise TraceError(path, number, f"expected {len(header)} comma-separated fields, got {len(row)}")
-        stamps.append(_stamp(path, number, row[ti], time_col, zone))
-        values.append(_number(path, number, row[vi], value_col))
-        if pi is not None:
-            p50.append(_optional(path, number, row[pi[0]], "prompt_p50"))
-            p95.append(_optional(path, number, row[pi[1]], "prompt_p95"))
-    if not stamps:
-        raise TraceError(path, None, "no windows in the trace")
-    t = np.array(stamps)
-    first = float(t[0]) if time_col == "timestamp" else None
-    starts = t - t[0]
-    widths = np.diff(starts, append=starts[-1] + (np.median(np.diff(starts)) if starts.size > 1 else 60.0))
-    v = np.array(values)
-    expected = v * widths if rate_col else v
-    has_lengths = pi is not None and any(x > 0 for x in p50)
-    return _Windows(starts, expected, rate_col is None, np.array(p50) if has_lengths else None,
-                    np.array(p95) if has_lengths else None, first)  # fmt: skip
-
-
-def _number(path: Path, line: int, text: str, column: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise TraceError(path, line, f"{column} must be a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise TraceError(path, line, f"{column} must be a finite number >= 0, got {text!r}")
-    return value
-
-
-def _optional(path: Path, line: int, text: str, column: str) -> float:
-    """An optional length column: empty is unknown (NaN: the window routes by the plan's lengths)."""
-    return math.nan if not text.strip() else _number(path, line, text, column)
-
-
-def _stamp(path: Path, line: int, text: str, column: str, zone: ZoneInfo) -> float:
-    """Seconds: window_start_s as is; a timestamp as Unix seconds or ISO 8601 (no zone: the plan's)."""
-    if column == "window_start_s":
-        return _number(path, line, text, column)
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise TraceError(path, line, f"bad timestamp {text!r} (ISO 8601 or Unix seconds)") from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=zone)).timestamp()

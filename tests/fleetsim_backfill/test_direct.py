@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fleetsim import DEFAULT_SCENARIO
 from fleetsim.backfill import Request, resolve_spec
 from fleetsim.backfill_direct import BlockSink, parse_series
 from fleetsim.backfill_run import history_text
@@ -29,7 +30,7 @@ def _backfill(data: Path, *extra: str) -> None:
 
 def _through_promtool(data: Path, *extra: str) -> None:
     """The reference: the same history as OpenMetrics text (`history_text`), imported by promtool."""
-    scenario = extra[extra.index("--scenario") + 1] if "--scenario" in extra else "baseline"
+    scenario = extra[extra.index("--scenario") + 1] if "--scenario" in extra else DEFAULT_SCENARIO
     generation = extra[extra.index("--vllm-generation") + 1] if "--vllm-generation" in extra else "v1"
     spec = resolve_spec(Request(COPILOT, data, days=0.4, step="60s", end=END, scenario=scenario,
                                 generation=generation))  # fmt: skip
@@ -51,7 +52,9 @@ def _dump(data: Path) -> list[str]:
 @pytest.mark.parametrize(
     "extra",
     [
-        pytest.param((), id="a baseline history is stored sample for sample as promtool stores it"),
+        pytest.param(("--scenario", "baseline"),
+                     id="a baseline history is stored sample for sample as promtool stores it"),
+        pytest.param((), id="so is one of the default, irregular demand"),
         pytest.param(("--scenario", "slow-tp@2026-12-01T12:17:00Z", "--vllm-generation", "legacy"),
                      id="so is one with a scenario starting mid-block, in the older metric names"),
     ],

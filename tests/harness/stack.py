@@ -93,12 +93,15 @@ class Stack:
         self._procs.append(proc)
         return proc
 
-    def fleet_history(self, plan: Path, *, days: float, step: str, end: str) -> PrometheusProcess:
+    def fleet_history(
+        self, plan: Path, *, days: float, step: str, end: str, scenario: str | None = None
+    ) -> PrometheusProcess:
         """A Prometheus holding `days` of fleetsim's history of `plan` up to `end` (the `fleetsim backfill`
-        command a user runs) and scraping nothing: history alone."""
+        command a user runs; fleetsim's default scenario unless `scenario` is given) and scraping nothing."""
         data = self._dir("history") / "data"
         argv = [sys.executable, "-m", "fleetsim", "backfill", str(plan), "--days", str(days), "--step", step,
-                "--end", end, "--prometheus-data", str(data)]  # fmt: skip
+                "--end", end, "--prometheus-data", str(data),
+                *(("--scenario", scenario) if scenario else ())]  # fmt: skip
         done = subprocess.run(argv, cwd=_REPO, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         return self.prometheus(data_dir=data)

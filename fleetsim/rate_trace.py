@@ -1,0 +1,180 @@
+"""Rate-level traces (a rate or a count per time window), read once for the emulator and the replay.
+
+CSV with a header: a time column, `window_start_s` (seconds from the start) or `timestamp` (ISO 8601 or Unix
+seconds; no zone means wall-clock time in the plan's timezone, so business days line up); a rate column
+`rate_rps` / `rate` (requests/s) or a count column `requests` / `count` / `value` (requests per window);
+optional `prompt_p50`, `prompt_p95` token columns. The ServeGen and NAB series in /work/shared/data/traces
+are of this kind. A bad field raises TraceError naming the file and its 1-based line.
+
+`fleetsim serve/backfill --rate-trace` makes such a trace the demand (`rate_trace_scenario`, through
+`fleetsim.irregularity.rate_trace_demand`); `planwatch replay` turns it into per-minute arrivals
+(monitor.replay.demand). Both read it here and place it by `default_start`, so the replay and the emulator
+see the same days.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from fleetsim.irregularity import rate_trace_demand
+from fleetsim.scenarios import Effects, Scenario
+from fleetsim.traces import TraceError
+from monitor.plan.model import Plan
+
+__all__ = [
+    "RATE_TIME_COLUMNS",
+    "RATE_TRACE_HELP",
+    "RateWindows",
+    "default_start",
+    "rate_trace_scenario",
+    "read_rate_windows",
+]
+
+# The option's help, shared by `fleetsim serve` and `fleetsim backfill` (the same trace, placed the same way).
+RATE_TRACE_HELP = (
+    "A real rate trace as the demand: CSV of window_start_s or timestamp, and rate_rps/rate or a count "
+    "(requests/count/value); scaled to the plan's peak, repeating outside its span; lengths stay the plan's."
+)
+
+RATE_TIME_COLUMNS = ("window_start_s", "timestamp")
+_RATE_COLUMNS = ("rate_rps", "rate")
+_COUNT_COLUMNS = ("requests", "count", "value")
+
+
+@dataclass(frozen=True)
+class RateWindows:
+    """A rate-level trace's windows, as read."""
+
+    starts: np.ndarray  # seconds from the first window
+    expected: np.ndarray  # requests per window (rate x width, or the count)
+    counted: bool  # the file gives counts, not rates
+    p50: np.ndarray | None
+    p95: np.ndarray | None
+    first: float | None  # absolute start when the file has timestamps
+
+    @property
+    def widths(self) -> np.ndarray:
+        return _widths(self.starts)
+
+
+def _widths(starts: np.ndarray) -> np.ndarray:
+    """Each window's span: to the next window's start; the last one spans the median spacing."""
+    last = np.median(np.diff(starts)) if starts.size > 1 else 60.0
+    return np.diff(starts, append=starts[-1] + last)
+
+
+def default_start(plan: Plan) -> float:
+    """Monday 2026-01-05 00:00 in the plan's timezone: a trace without a date starts a business week."""
+    return datetime(2026, 1, 5, tzinfo=ZoneInfo(plan.workload.business_hours.timezone)).timestamp()
+
+
+def rate_trace_scenario(plan: Plan, path: str | Path, *, scale_to_peak: bool = True) -> Scenario:
+    """The trace as fleetsim's demand (it replaces the weekly profile and irregularity; the other scenarios
+    still apply): placed at its own timestamps, or at `default_start` when it has none, repeating outside
+    its span; scaled so its highest window is the plan's peak (user requests/s) unless `scale_to_peak` is
+    False. TraceError names the file when it cannot serve as demand."""
+    w = read_rate_windows(path, plan.workload.business_hours.timezone)
+    widths = w.widths
+    if np.any(widths <= 0):
+        raise TraceError(path, None, "windows must be in increasing time order without repeats")
+    start = w.first if w.first is not None else default_start(plan)
+    try:
+        demand = rate_trace_demand(
+            w.starts,
+            w.expected / widths,
+            start_unix=start,
+            peak_rps=plan.workload.arrival.peak_rps if scale_to_peak else None,
+        )
+    except ValueError as exc:
+        raise TraceError(path, None, str(exc)) from None
+    moves = f"demand is the rate trace {Path(path).name} (x{demand.scale:.3g}): arrival rate as recorded"
+    return Scenario("rate-trace", moves, Effects(demand=demand))
+
+
+def read_rate_windows(path: str | Path, timezone: str) -> RateWindows:
+    """Read a rate-level CSV (see the module docstring); `timezone` places timestamps without a zone."""
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as exc:
+        raise TraceError(p, None, f"cannot read: {exc.strerror or exc}") from None
+    if not rows:
+        raise TraceError(p, None, "empty trace")
+    header = [h.strip() for h in rows[0]]
+    time_col = next((c for c in RATE_TIME_COLUMNS if c in header), None)
+    rate_col = next((c for c in _RATE_COLUMNS if c in header), None)
+    count_col = next((c for c in _COUNT_COLUMNS if c in header), None)
+    if time_col is None:
+        raise TraceError(p, 1, f"no time column ({' or '.join(RATE_TIME_COLUMNS)}) in header {rows[0]!r}")
+    if rate_col is None and count_col is None:
+        wanted = ", ".join(_RATE_COLUMNS + _COUNT_COLUMNS)
+        raise TraceError(p, 1, f"no rate or count column (one of {wanted}) in header {rows[0]!r}")
+    value_col = rate_col or count_col
+    assert value_col is not None
+    ti, vi = header.index(time_col), header.index(value_col)
+    pi = (
+        (header.index("prompt_p50"), header.index("prompt_p95"))
+        if {"prompt_p50", "prompt_p95"} <= set(header)
+        else None
+    )
+    zone = ZoneInfo(timezone)
+    stamps, values, p50, p95 = [], [], [], []
+    for number, row in enumerate(rows[1:], start=2):
+        if not row or not "".join(row).strip():
+            continue
+        if len(row) != len(header):
+            raise TraceError(p, number, f"expected {len(header)} comma-separated fields, got {len(row)}")
+        stamps.append(_stamp(p, number, row[ti], time_col, zone))
+        values.append(_number(p, number, row[vi], value_col))
+        if pi is not None:
+            p50.append(_optional(p, number, row[pi[0]], "prompt_p50"))
+            p95.append(_optional(p, number, row[pi[1]], "prompt_p95"))
+    if not stamps:
+        raise TraceError(p, None, "no windows in the trace")
+    t = np.array(stamps)
+    first = float(t[0]) if time_col == "timestamp" else None
+    starts = t - t[0]
+    widths = _widths(starts)
+    v = np.array(values)
+    expected = v * widths if rate_col else v
+    has_lengths = pi is not None and any(x > 0 for x in p50)
+    return RateWindows(starts, expected, rate_col is None, np.array(p50) if has_lengths else None,
+                       np.array(p95) if has_lengths else None, first)  # fmt: skip
+
+
+def _number(path: Path, line: int, text: str, column: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise TraceError(path, line, f"{column} must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise TraceError(path, line, f"{column} must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _optional(path: Path, line: int, text: str, column: str) -> float:
+    """An optional length column: empty is unknown (NaN: the window routes by the plan's lengths)."""
+    return math.nan if not text.strip() else _number(path, line, text, column)
+
+
+def _stamp(path: Path, line: int, text: str, column: str, zone: ZoneInfo) -> float:
+    """Seconds: window_start_s as is; a timestamp as Unix seconds or ISO 8601 (no zone: the plan's)."""
+    if column == "window_start_s":
+        return _number(path, line, text, column)
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise TraceError(path, line, f"bad timestamp {text!r} (ISO 8601 or Unix seconds)") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=zone)).timestamp()
