@@ -12,6 +12,13 @@ of a small grid with the lowest MAE over the windows. w0 = 0 (no anchoring) is o
 whose first hours are already right keeps them. Half-lives stop at 8 h: the anchor is about the next
 hours, and a longer one would flatten the next day's cycle toward the present value on the windows'
 noise.
+
+Two ways to lean on "now" are on the grid, and the backtest picks between them with the pair:
+- blend: toward the flat level a (the path above), right when the model's hourly changes are noise;
+- shift: forecast'(h) = forecast(h) + w(h) x (a - forecast(first step)), i.e. at w = 1 the last level plus
+  the model's own change from its first step. Right when the model's level is off (a trend or a shift it
+  has not caught up with) but its daily shape is right: the error at the origin persists for hours on
+  real traffic, while the morning ramp is still the profile's. At w = 1 and step one both give a.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ class Anchor:
     weight: float
     half_life_s: float
     step_seconds: float
+    shift: bool = False
 
     @classmethod
     def none(cls, step_seconds: float) -> Anchor:
@@ -62,15 +70,13 @@ class Anchor:
         if self.weight == 0.0 or not np.isfinite(level):
             return np.asarray(forecast, dtype=np.float64)
         w = self.weights(np.shape(forecast)[-1])
-        return np.asarray(np.maximum(w * level + (1.0 - w) * forecast, 0.0), dtype=np.float64)
+        return np.asarray(np.maximum(_blend(forecast, level, w, self.shift), 0.0), dtype=np.float64)
 
     def describe(self) -> str:
         if self.weight == 0.0:
             return "not anchored to the recent level (the backtest gains nothing from it)"
-        return (
-            f"anchored {self.weight:.0%} to the last 15 min level, the weight halving every "
-            f"{self.half_life_s / 3600.0:g} h"
-        )
+        how = "anchored by shifting the path by its miss of" if self.shift else "anchored to"
+        return f"{how} the last 15 min level, weight {self.weight:.0%} halving every {self.half_life_s / 3600.0:g} h"
 
     @classmethod
     def fit(cls, actual: FloatArray, forecast: FloatArray, levels: FloatArray, step_seconds: float) -> Anchor:
@@ -84,14 +90,21 @@ class Anchor:
         known = np.isfinite(levels)[:, None]
         seen = np.isfinite(actual2d)
         best, best_mae = cls.none(step_seconds), _mae(actual2d, forecast2d, seen)
-        for half_life in _HALF_LIVES_S:
-            shape = cls(1.0, half_life, step_seconds).weights(forecast2d.shape[1])[None, :]
-            for weight in _WEIGHTS[1:]:
-                w = np.where(known, weight * shape, 0.0)
-                mae = _mae(actual2d, w * level + (1.0 - w) * forecast2d, seen)
-                if mae < best_mae:
-                    best, best_mae = cls(float(weight), half_life, step_seconds), mae
+        for shift in (False, True):
+            for half_life in _HALF_LIVES_S:
+                shape = cls(1.0, half_life, step_seconds).weights(forecast2d.shape[1])[None, :]
+                for weight in _WEIGHTS[1:]:
+                    w = np.where(known, weight * shape, 0.0)
+                    mae = _mae(actual2d, _blend(forecast2d, level, w, shift), seen)
+                    if mae < best_mae:
+                        best, best_mae = cls(float(weight), half_life, step_seconds, shift), mae
         return best
+
+
+def _blend(forecast: FloatArray, level: FloatArray | float, w: FloatArray, shift: bool) -> FloatArray:
+    """forecast + w x (a - reference): the reference is the path itself (blend) or its first step (shift)."""
+    reference = forecast[..., :1] if shift else forecast
+    return np.asarray(forecast + w * (level - reference), dtype=np.float64)
 
 
 def _mae(actual: FloatArray, forecast: FloatArray, seen: np.ndarray) -> float:

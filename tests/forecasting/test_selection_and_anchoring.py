@@ -173,3 +173,21 @@ def test_pooled_quantiles_carry_the_finite_sample_conformal_correction(n: int, u
     level = 0.975 if n == 39 else 0.90
     assert q[3 if level == 0.975 else 2] == pytest.approx(float(upper_rank))
     assert q[0] <= q[1] <= q[2] <= q[3]
+
+
+def test_a_level_the_model_misses_but_a_shape_it_has_right_is_fitted_as_a_shift() -> None:
+    """Each window's actual is the model's daily ramp moved by its origin's miss, held for hours: the shift
+    (last level plus the model's own change) fits it, the blend toward a flat level would lose the ramp."""
+    rng = np.random.default_rng(5)
+    h = np.arange(288)
+    ramp = 100.0 + 50.0 * np.sin(2 * np.pi * h / 288.0)
+    misses = rng.uniform(-30.0, 30.0, 12)
+    actual = ramp[None, :] + misses[:, None] * 0.5 ** (h * 300.0 / 14_400.0)[None, :]
+    actual += rng.normal(0.0, 0.5, actual.shape)
+    levels = ramp[0] + misses
+    anchor = Anchor.fit(actual, np.tile(ramp, (12, 1)), levels, 300.0)
+    assert anchor.shift and anchor.weight >= 0.9 and anchor.half_life_s == 14_400.0
+    path = anchor.apply(ramp, 80.0)
+    assert path[0] == pytest.approx(80.0)  # the level now, then the ramp moved by the fading miss
+    assert path[12] == pytest.approx(ramp[12] + anchor.weights(13)[12] * (80.0 - ramp[0]))
+    assert "shifting" in anchor.describe()
