@@ -8,8 +8,11 @@ efficiencies; otherwise the sizing model is trusted as it is, and the advice say
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+
+import numpy as np
 
 from monitor.advice.model import AdviceSettings
 from monitor.observe.model import TierObservation
@@ -88,6 +91,20 @@ class CapacityTable:
         """Whether `replicas` hold every minute of this mean demand (the same rate `replicas_for_minutes` sizes)."""
         return self.minute_rate(demand_rps) <= self.capacity_of(replicas)
 
+    def minute_rates(self, demands_rps: Sequence[float]) -> np.ndarray:
+        """`minute_rate` of every demand at once, the same float64 arithmetic (IEEE sqrt is exact-rounded in
+        both math and numpy), so a schedule over hundreds of forecast points is one array operation."""
+        demand = np.asarray(demands_rps, dtype=float)
+        rates = demand + self.minute_z * np.sqrt(np.maximum(demand, 0.0) / 60.0)
+        rates[demand <= 0] = 0.0
+        return rates
+
+    def first_unserved(self, replicas: int, rates: np.ndarray, start: int) -> int | None:
+        """The first index from `start` whose minute rate `replicas` do not hold (`serves_minutes` false, a
+        NaN included), or None."""
+        over = np.flatnonzero(~(rates[start:] <= self.capacity_of(replicas)))
+        return start + int(over[0]) if over.size else None
+
     def replicas_for(self, demand_rps: float) -> int:
         """Smallest n that serves the demand within both SLOs: sizing's search (one algorithm for the plan's
         sizing and the advice), remembered per demand since the schedule asks again for the same upper bounds."""
@@ -95,7 +112,7 @@ class CapacityTable:
             return 0
         need = self._needed.get(demand_rps)
         if need is None:
-            need = replicas_for_ttft(self.model, self.batch, demand_rps, self.ttft_slo)[0]
+            need = replicas_for_ttft(self.model, self.batch, demand_rps, self.ttft_slo, self.ttft_feasible)[0]
             if len(self._needed) > 4096:
                 self._needed.clear()
             self._needed[demand_rps] = need

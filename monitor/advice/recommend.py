@@ -109,10 +109,10 @@ def _schedule(
     times = outlook.timestamps
     step = times[1] - times[0] if len(times) > 1 else 0.0
     steps, have = [], current
-    for t, upper in zip(times, outlook.upper, strict=True):
-        if table.serves_minutes(have, upper):  # the common case, without a search over replica counts
-            continue
-        need = table.replicas_for_minutes(upper)
+    rates, at = table.minute_rates(outlook.upper), 0  # one array pass over the points `have` already serves
+    while (i := table.first_unserved(have, rates, at)) is not None:
+        t, upper, at = times[i], outlook.upper[i], i + 1
+        need = table.replicas_for(float(rates[i]))
         while need > have:
             have += 1
             steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))

@@ -100,7 +100,9 @@ class ReplayCollector:
         curve = fleet.curve
         if curve is not None and ready.max() > 0:
             values.update(_engine(curve, r.per_replica_rps[lo:m], ready, window))
-            hist = self._hist.setdefault(name, _Cumulative.empty(r.served.size))
+            hist = self._hist.get(name)
+            if hist is None:  # not setdefault: that would allocate the whole replay's buckets every minute
+                hist = self._hist[name] = _Cumulative.empty(r.served.size)
             values.update(_latencies(self.plan, fleet, hist, lo, m, window, served))
         obs = TierObservation(tier=name, evaluated_at=now, window=window)
         bad = {k.removeprefix("bad:"): v for k, v in values.items() if k.startswith("bad:")}

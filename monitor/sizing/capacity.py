@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from monitor.sizing.roofline import Engine, StepTime
 from monitor.sizing.shape import Z95
@@ -62,6 +62,9 @@ class ReplicaModel:
     kv_budget_tokens: float
     chunk_budget_tokens: int
     max_num_seqs: int
+    # slot_seconds per batch: every TTFT estimate asks it at the tier's batch limit (tens of thousands of times
+    # in a replay's searches); the model is immutable, so a remembered value is the computed one
+    _slots: dict[float, float] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @property
     def gaps(self) -> float:
@@ -123,10 +126,17 @@ class ReplicaModel:
 
     def slot_seconds(self, batch: float) -> float:
         """How long a request holds its slot: its chunk steps, then output - 1 gaps at the mean TPOT."""
+        known = self._slots.get(batch)
+        if known is not None:
+            return known
         wl = self.workload
-        return self.prefill_seconds(wl.uncached_prompt_mean, wl.cached_prompt_mean, batch) + (
+        seconds = self.prefill_seconds(wl.uncached_prompt_mean, wl.cached_prompt_mean, batch) + (
             self.gaps * self.tpot_step(batch).seconds
         )
+        if len(self._slots) > 1024:
+            self._slots.clear()
+        self._slots[batch] = seconds
+        return seconds
 
     def kv_tokens(self, batch: float) -> float:
         """B x (mean context - cached prefix) + the cached prefix once: shared blocks are stored once."""

@@ -233,16 +233,19 @@ def ttft_floor_seconds(replica: ReplicaModel, batch: int) -> float:
 
 
 def replicas_for_ttft(
-    replica: ReplicaModel, batch: int, demand: float, ttft_slo: float
+    replica: ReplicaModel, batch: int, demand: float, ttft_slo: float, feasible: bool | None = None
 ) -> tuple[int, TTFTEstimate, bool]:
     """The one replicas-for-demand search (sizing and advice both call it): the fewest replicas, at least
     the throughput count ceil(demand / requests per replica), whose TTFT p95 estimate at `demand` meets the
     SLO. TTFT falls as replicas are added, so doubling then bisection. Infeasible (the throughput count,
-    flagged) when the SLO is below the TTFT floor, since then no count meets it."""
+    flagged) when the SLO is below the TTFT floor, since then no count meets it. `feasible`, when the caller
+    has already made that test (the advice's capacity table, thousands of searches per replay), skips it."""
     rps = replica.requests_per_second(batch) if batch else 0.0
     start = max(1, math.ceil(demand / rps - 1e-9)) if demand > 0 and rps > 0 else 1
     estimate = ttft_p95(replica, start, batch, demand)
-    if batch == 0 or ttft_floor_seconds(replica, batch) > ttft_slo:
+    if feasible is None:
+        feasible = batch > 0 and ttft_floor_seconds(replica, batch) <= ttft_slo
+    if not feasible:
         return start, estimate, False
     if estimate.seconds <= ttft_slo:
         return start, estimate, True
