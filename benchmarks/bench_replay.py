@@ -17,6 +17,9 @@ fleetsim's "true" engine disagree, by design); `--raise-max K` multiplies every 
 oracle can meet the SLO and the comparison measures the policies, not the plan's cap.
 Targets (issue #13): planwatch within 1.15x the oracle's GPU-hours with >= 99.5% SLO-compliant business-hours
 minutes, and fewer SLO-violating minutes than reactive and predictive at no more GPU-hours than the cheaper.
+After the targets each case says why planwatch misses (`why`, `hours`): the mornings it was not ready and the
+tiers short, per tier the advice's capacity table against the replay's physics at the oracle's peak replica
+count, and each policy's GPU-hours inside and outside the minutes the SLO counts.
 """
 
 from __future__ import annotations
