@@ -17,6 +17,9 @@ fleetsim's "true" engine disagree, by design); `--raise-max K` multiplies every 
 oracle can meet the SLO and the comparison measures the policies, not the plan's cap.
 Targets (issue #13): planwatch within 1.15x the oracle's GPU-hours with >= 99.5% SLO-compliant business-hours
 minutes, and fewer SLO-violating minutes than reactive and predictive at no more GPU-hours than the cheaper.
+After the targets each case says why planwatch misses (`why`, `hours`): the mornings it was not ready and the
+tiers short, per tier the advice's capacity table against the replay's physics at the oracle's peak replica
+count, and each policy's GPU-hours inside and outside the minutes the SLO counts.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fleetsim.scenarios import parse_scenarios
+from monitor.advice.capacity import capacity_table
 from monitor.plan import Plan, load_plan
 from monitor.replay.demand import Demand, load_demand, profile_demand
 from monitor.replay.render import HEADERS, table_rows
-from monitor.replay.run import ReplayConfig, run_replay
+from monitor.replay.run import Replay, ReplayConfig, run_replay
+from monitor.replay.slo import required_replicas
 from monitor.replay.summary import PolicySummary, summarise
 
 SERVEGEN = Path("/work/shared/data/traces/servegen_language_m-mid_10min.csv")  # ../shared from the checkout
@@ -80,7 +85,42 @@ def report(title: str, plan: Plan, demand: Demand, config: ReplayConfig, workers
     for name, tiers in per_tier.items():
         print(f"  {name:<10} per tier (GPU-h / SLO minutes): {tiers}")
     targets(summaries)
+    why(replay, summaries)
+    hours(replay)
     return summaries
+
+
+def hours(replay: Replay) -> None:
+    """GPU-hours per policy inside and outside the minutes the SLO counts: outside them the oracle only keeps
+    up with demand (`required_replicas`), a policy that holds the SLO there too spends the difference."""
+    gpus = {t.name: t.tensor_parallel for t in replay.plan.tiers}
+    for run in replay.runs:
+        inside = sum(f.record.billed[replay.judged].sum() * gpus[n] for n, f in run.fleets.items()) / 60.0
+        outside = sum(f.record.billed[~replay.judged].sum() * gpus[n] for n, f in run.fleets.items()) / 60.0
+        print(f"  {run.name:<10} GPU-h in judged minutes {inside:,.0f}, outside {outside:,.0f}")
+
+
+def why(replay: Replay, summaries: list[PolicySummary]) -> None:
+    """What the replay shows about planwatch's misses: the mornings it was not ready (tiers short of the
+    oracle's need), and per tier the demand the advice's capacity table says the oracle's business-hours peak
+    replica count serves against what the replay's physics serves at that count within the SLO
+    (`required_replicas`, the oracle's own test). A table above the physics sizes too few replicas."""
+    pw = next((s for s in summaries if s.name == "planwatch"), None)
+    if pw is None:
+        return
+    short = [f"{m['day']} ({', '.join(m['short_tiers'])})" for m in pw.mornings if not m["ready"]]
+    print(f"  planwatch mornings not ready: {', '.join(short) or 'none'}")
+    plan = replay.plan
+    for tier in plan.tiers:
+        curve, need = replay.curves[tier.name], replay.required[tier.name][replay.judged]
+        if curve is None or need.size == 0:
+            continue
+        n = int(need.max())
+        table = capacity_table(plan, tier, 1.0)
+        rates = np.linspace(0.0, 1.5 * table.capacity_of(n), 3001)
+        within = rates[required_replicas(plan, tier, curve, rates, np.ones(rates.size, dtype=bool)) <= n]
+        print(f"  {tier.name}: {n} replicas serve {table.capacity_of(n):.2f} req/s by the advice's table "
+              f"(uncalibrated), {within.max():.2f} req/s within the SLO by the replay's physics")  # fmt: skip
 
 
 def targets(summaries: list[PolicySummary]) -> None:
