@@ -82,8 +82,6 @@ def rate_trace_scenario(plan: Plan, path: str | Path, *, scale_to_peak: bool = T
     False. TraceError names the file when it cannot serve as demand."""
     w = read_rate_windows(path, plan.workload.business_hours.timezone)
     widths = w.widths
-    if np.any(widths <= 0):
-        raise TraceError(path, None, "windows must be in increasing time order without repeats")
     start = w.first if w.first is not None else default_start(plan)
     try:
         demand = rate_trace_demand(
@@ -143,6 +141,8 @@ def read_rate_windows(path: str | Path, timezone: str) -> RateWindows:
     first = float(t[0]) if time_col == "timestamp" else None
     starts = t - t[0]
     widths = _widths(starts)
+    if np.any(widths <= 0):
+        raise TraceError(p, None, "windows must be in increasing time order without repeats")
     v = np.array(values)
     expected = v * widths if rate_col else v
     has_lengths = pi is not None and any(x > 0 for x in p50)

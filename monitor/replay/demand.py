@@ -172,8 +172,6 @@ def _rate_level(plan: Plan, path: Path, rng: np.random.Generator, start: float |
     t0 = start if start is not None else (w.first if w.first is not None else default_start(plan))
     t0 = math.floor(t0 / 60.0) * 60.0
     widths = w.widths
-    if np.any(widths <= 0):
-        raise TraceError(path, None, "windows must be in increasing time order without repeats")
     minutes = max(1, round(float(w.starts[-1] + widths[-1]) / 60.0))
     edges = 60.0 * np.arange(minutes + 1)
     cumulative = np.concatenate([[0.0], np.cumsum(w.expected)])

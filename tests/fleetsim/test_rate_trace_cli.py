@@ -81,6 +81,7 @@ def test_a_rate_trace_stays_the_demand_when_scenarios_change_at_run_time(tmp_pat
         pytest.param("window_start_s,clients\n0,1\n", "no rate or count column", id="a trace without rates"),
         pytest.param("window_start_s,rate\n0,1\n600,x\n", ":3: rate must be a number", id="a bad rate, its line"),
         pytest.param("window_start_s,rate\n0,0\n600,0\n", "peak is 0", id="a silent trace cannot be scaled"),
+        pytest.param("window_start_s,rate\n0,1\n0,1\n", "increasing time order", id="a repeated window is refused"),
     ],
 )
 def test_unusable_rate_traces_are_refused_naming_the_file(tmp_path: Path, text: str, message: str) -> None:

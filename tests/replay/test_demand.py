@@ -79,6 +79,7 @@ def test_scale_to_peak_makes_the_highest_5_minute_rate_the_plan_peak(tmp_path: P
         pytest.param("window_start_s,clients\n0,1\n", "no rate or count column", id="a trace without rates is refused"),
         pytest.param(f"{HEAD}0,1\n", f"need at least {MIN_MINUTES}", id="a trace shorter than ten minutes is refused"),
         pytest.param("timestamp,value\nnever,3\n", ":2: bad timestamp", id="an unreadable timestamp names its line"),
+        pytest.param(f"{HEAD}600,1\n0,1\n", "increasing time order", id="windows out of order are refused"),
         pytest.param('{"timestamp": 1}\n', ":1: needs keys", id="a JSONL line without lengths names its line"),
     ],
 )  # fmt: skip
