@@ -2,7 +2,7 @@
 
 Runs the real advisor (`planwatch serve`'s `run`: uvicorn, the scheduler evaluating every 60 s as in
 production, so an evaluation falls inside the 60-s measurement) in a subprocess on the capstone plan
-(4 tiers, forecasts of 288 points each), fed by the in-test fake collector, and measures from this process:
+(4 tiers, forecasts of 288 points each), fed by the in-test fake observer, and measures from this process:
 
 1. an open-loop constant-rate generator (asyncio streams, a minimal keep-alive client): requests are
    *scheduled* at 200/s whatever the server does, and latency is counted from the scheduled time, so a
@@ -52,13 +52,13 @@ TARGET_P99_SECONDS = 0.020
 
 
 def serve(port: int, state_db: str, evaluation_interval: float) -> None:
-    """The server side: the capstone plan with a fake collector that has four weeks of demand history."""
+    """The server side: the capstone plan with a fake observer that has four weeks of demand history."""
     from forecasting import synthetic_traffic
     from monitor.cli.serve import run
-    from monitor.observe.collector import DemandHistory
     from monitor.observe.model import Measurement
+    from monitor.observe.observer import DemandHistory
     from monitor.service.settings import load_settings
-    from tests.service.fakes import FakeCollector, copilot_observation
+    from tests.service.fakes import FakeObserver, copilot_observation
 
     settings = load_settings(
         overrides={"plan": str(ROOT / "examples" / "capstone.yaml"), "state_db": state_db,
@@ -75,8 +75,8 @@ def serve(port: int, state_db: str, evaluation_interval: float) -> None:
         for t in tiers
     }  # fmt: skip
     observation = copilot_observation(demand_rps=20.0, replicas=2.0, prompt_p95=Measurement.of(40_000))
-    collector = FakeCollector({t: replace(observation, tier=t) for t in tiers}, history=history)
-    run(settings, collector, log_level="warning")
+    observer = FakeObserver({t: replace(observation, tier=t) for t in tiers}, history=history)
+    run(settings, observer, log_level="warning")
 
 
 @dataclass(frozen=True)

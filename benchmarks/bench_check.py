@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess  # noqa: E402
 from fleetsim.recorded_history import record_rules  # noqa: E402
-from monitor.collector import PrometheusCollector, queries_per_tier  # noqa: E402
 from monitor.evaluation import EvaluationInputs, evaluate  # noqa: E402
+from monitor.observer import PrometheusObserver, queries_per_tier  # noqa: E402
 from monitor.plan import load_plan  # noqa: E402
 from monitor.service.app import build_services  # noqa: E402
 from monitor.service.settings import Settings  # noqa: E402
@@ -87,12 +87,12 @@ def backfill(plan: Path, data_dir: Path, minutes: int, end: str, step: str) -> f
 def timed_checks(prom_url: str, plan_path: Path, now: float, long_window: str, recording_rules: bool) -> None:
     plan = load_plan(plan_path)
     source = CountingSource(SourceSettings(url=prom_url, timeout=60))
-    collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules)
+    observer = PrometheusObserver(source, long_window=long_window, recording_rules=recording_rules)
     mode = "recorded series" if recording_rules else "raw series"
     for label in ("cold", "warm", "warm"):
         CountingSource.calls = 0
         started = time.perf_counter()
-        observations = collector.collect(plan, now, "1h")
+        observations = observer.collect(plan, now, "1h")
         evaluate(EvaluationInputs(plan, observations, now))
         seconds = time.perf_counter() - started
         recorded = sum("tier:" in m.query for o in observations.values() for m in vars(o).values()

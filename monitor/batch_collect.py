@@ -4,7 +4,7 @@
     rate      tokens/s now (TOKENS_RATE over 5 minutes)
     on tier   tokens/s of its engines that also carry an online tier's labels: batch traffic on that tier
 
-The readings ride on the observations the collector already returns (`extra`, keyed `batch_job:<name>:...`):
+The readings ride on the observations the observer already returns (`extra`, keyed `batch_job:<name>:...`):
 the fleet view carries done and rate, each online tier the job's rate on it. So every entry point that
 evaluates observations (check, serve, report) sees them, and the triggers judge them (monitor.triggers.batch).
 """

@@ -158,7 +158,7 @@ def _vllm_bounds(histogram: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 
 def _wide(m: Measurement, histogram: str) -> str:
-    """bucket_note, unless the collector found the quantile in an edge bucket: then the bound says it."""
+    """bucket_note, unless the observer found the quantile in an edge bucket: then the bound says it."""
     return "" if m.bound is not None else bucket_note(m.value, *_vllm_bounds(histogram))
 
 

@@ -46,7 +46,7 @@ class TierEvaluation:
 class EvaluationInputs:
     """Everything one evaluation reads. Only the plan, the observations and `now` are required.
 
-    - `observations`: one per tier of the plan (and `FLEET` for the fleet view), as a collector or a replay
+    - `observations`: one per tier of the plan (and `FLEET` for the fleet view), as an observer or a replay
       computed them; a tier missing here gets no drift, trigger or advice.
     - `outlooks`: each tier's demand forecast (mean and 80% upper bound); a tier without one gets reactive
       advice only (no schedule, no ramp-lead trigger).

@@ -11,7 +11,7 @@ import numpy as np
 
 from forecasting import ForecastInputError, ForecastResult, ForecastSettings, Series, forecast
 from monitor.advice import DemandOutlook
-from monitor.observe.collector import DemandHistory
+from monitor.observe.observer import DemandHistory
 
 __all__ = ["TierForecast", "forecast_tier", "history_series", "known_points", "tier_forecast"]
 

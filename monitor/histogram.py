@@ -1,6 +1,6 @@
 """Classic Prometheus histograms, read as Prometheus reads them (pure): the one home of histogram arithmetic.
 
-Every reader of bucket counts goes through here: the collector (quantiles and SLO shares from bucket
+Every reader of bucket counts goes through here: the observer (quantiles and SLO shares from bucket
 vectors), the fleet view (quantiles over tiers whose bucket lists differ), the drift model (the plan's
 distribution pushed through vLLM's buckets) and the rule generator (which bounds bracket a threshold).
 

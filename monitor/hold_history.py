@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from monitor.evaluation import EvaluationInputs, evaluate
-from monitor.observe.collector import Collector
+from monitor.observe.observer import Observer
 from monitor.plan.model import Plan
 from monitor.sizing.plan_sizing import PlanSizing
 from monitor.triggers import CATALOG, trigger_def
@@ -25,7 +25,7 @@ TriggerKey = tuple[str, str]
 
 
 def held_in_history(
-    collector: Collector,
+    observer: Observer,
     plan: Plan,
     now: float,
     window: str,
@@ -45,7 +45,7 @@ def held_in_history(
         asked = {k for k in alive if t in probes[k]}
         if not asked:
             continue
-        observations = collector.collect(plan, t, window)
+        observations = observer.collect(plan, t, window)
         seen = {r.key for r in evaluate(EvaluationInputs(plan, observations, t, sizing=sizing)).current_triggers}
         for key in asked:
             if key in seen:

@@ -1,5 +1,5 @@
 """Each tier's demand forecast from its history in Prometheus: the one forecasting path of check, report and
-serve (the edge: it reads through a `Collector`; the forecast itself is pure).
+serve (the edge: it reads through an `Observer`; the forecast itself is pure).
 
 The three share `ForecastWindows`' defaults, so on the same history they plan on the same outlook.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from forecasting import ForecastError
 from monitor.advice import DemandOutlook
 from monitor.forecasts import TierForecast, forecast_tier
-from monitor.observe.collector import Collector, DemandHistory
+from monitor.observe.observer import DemandHistory, Observer
 from monitor.plan.model import Plan
 
 __all__ = ["DEFAULT_WINDOWS", "FittedOutlooks", "ForecastWindows", "fit_outlooks", "fit_tier", "read_history"]
@@ -43,27 +43,27 @@ class FittedOutlooks:
 
 
 def fit_tier(
-    collector: Collector, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+    observer: Observer, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
 ) -> TierForecast:
     """Read a tier's demand history ending at `now` and forecast it. Raises ForecastError (history that
-    cannot be forecast) and whatever the collector raises (PrometheusUnreachable)."""
-    return forecast_tier(read_history(collector, plan, tier, now, windows), now, windows.horizon_seconds)
+    cannot be forecast) and whatever the observer raises (PrometheusUnreachable)."""
+    return forecast_tier(read_history(observer, plan, tier, now, windows), now, windows.horizon_seconds)
 
 
 def read_history(
-    collector: Collector, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+    observer: Observer, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
 ) -> DemandHistory:
-    return collector.demand_history(plan, tier, now - windows.history_seconds, now, windows.step_seconds)
+    return observer.demand_history(plan, tier, now - windows.history_seconds, now, windows.step_seconds)
 
 
 def fit_outlooks(
-    collector: Collector, plan: Plan, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+    observer: Observer, plan: Plan, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
 ) -> FittedOutlooks:
     """Every tier's history and forecast; a tier whose history cannot be forecast has none, and says why in
-    `errors`. Raises what the collector raises (PrometheusUnreachable)."""
+    `errors`. Raises what the observer raises (PrometheusUnreachable)."""
     fitted = FittedOutlooks()
     for tier in plan.tiers:
-        history = fitted.histories[tier.name] = read_history(collector, plan, tier.name, now, windows)
+        history = fitted.histories[tier.name] = read_history(observer, plan, tier.name, now, windows)
         try:
             fitted.forecasts[tier.name] = forecast_tier(history, now, windows.horizon_seconds)
         except ForecastError as exc:

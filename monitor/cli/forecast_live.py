@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from forecasting import Series
 from monitor.advice.capacity import capacity_table
-from monitor.collector import PrometheusCollector
 from monitor.forecasts import history_series
-from monitor.observe.collector import DemandHistory
+from monitor.observe.observer import DemandHistory
+from monitor.observer import PrometheusObserver
 from monitor.plan.model import Plan, Tier
 from monitor.source import PrometheusSource
 
@@ -45,8 +45,8 @@ def live_demand(
 ) -> LiveDemand:  # fmt: skip
     end = now if now is not None else time.time()
     end -= end % step_seconds  # whole steps, so repeated runs see the same grid
-    collector = PrometheusCollector(source)
-    history = collector.demand_history(plan, tier.name, end - history_seconds, end, step_seconds)
+    observer = PrometheusObserver(source)
+    history = observer.demand_history(plan, tier.name, end - history_seconds, end, step_seconds)
     return LiveDemand(tier, history, history_series(history))  # NaN marks a gap: the forecaster fills it
 
 

@@ -1,5 +1,5 @@
 """What `check` and `report` share: one evaluation of the plan against a live Prometheus, with each tier's
-demand forecast fitted from its history there, as `serve` does (the same collector, forecasting path and
+demand forecast fitted from its history there, as `serve` does (the same observer, forecasting path and
 composition, so the three give the same advice on the same history)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from monitor.cli.common import ExitCode, fail, option_seconds
-from monitor.collector import PrometheusCollector
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.hold_history import held_in_history
+from monitor.observer import PrometheusObserver
 from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, fit_outlooks
 from monitor.plan.model import Plan
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable, QueryError
@@ -82,16 +82,16 @@ def evaluate_live(
 ) -> LiveEvaluation:
     """Collect the observations over `window` ending at `now`, fit the forecasts (unless `windows` is None)
     and evaluate once. An unreachable Prometheus or a refused query exits with status 3."""
-    collector = PrometheusCollector(source, long_window=long_window, recording_rules=recording_rules,
+    observer = PrometheusObserver(source, long_window=long_window, recording_rules=recording_rules,
                                     cycle_timeout=source.settings.timeout)  # fmt: skip
     with exit_on_prometheus_errors(source.settings.url):
-        observations = collector.collect(plan, now, window)
-        fitted = fit_outlooks(collector, plan, now, windows) if windows is not None else None
+        observations = observer.collect(plan, now, window)
+        fitted = fit_outlooks(observer, plan, now, windows) if windows is not None else None
         inputs = EvaluationInputs(plan, observations, now, outlooks=fitted.outlooks if fitted else {})
         first = evaluate(inputs)
         # One-shot: how long each trigger has held is read from history, as serve reads it on first sight.
         keys = [r.key for r in first.current_triggers]
-        held = held_in_history(collector, plan, now, window, keys, first.sizing) if keys else {}
+        held = held_in_history(observer, plan, now, window, keys, first.sizing) if keys else {}
     if not held:
         return LiveEvaluation(first, fitted)
     return LiveEvaluation(evaluate(replace(inputs, held_before=held, sizing=first.sizing)), fitted)

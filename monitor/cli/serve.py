@@ -24,7 +24,7 @@ import typer
 from monitor.cli.common import ExitCode, fail
 
 if TYPE_CHECKING:  # the service stack takes seconds to import: `planwatch serve --help` does not need it
-    from monitor.observe.collector import Collector
+    from monitor.observe.observer import Observer
     from monitor.service.app import Services
     from monitor.service.settings import Settings
 
@@ -71,15 +71,15 @@ def _settings_or_exit(config: Path | None, overrides: dict[str, Any]) -> Setting
         fail(str(exc))
 
 
-def run(settings: Settings, collector: Collector | None = None, log_level: str = "info") -> None:
-    """Build (plan, state file, collector), bind (a port in use is a clear error before anything starts),
+def run(settings: Settings, observer: Observer | None = None, log_level: str = "info") -> None:
+    """Build (plan, state file, observer), bind (a port in use is a clear error before anything starts),
     then serve until a signal."""
     import uvicorn
 
     from monitor.service.settings import parse_listen
 
     host, port = parse_listen(settings.listen)
-    services = _services_or_exit(settings, collector)
+    services = _services_or_exit(settings, observer)
     try:
         sock = bind(host, port)
     except BaseException:
@@ -130,13 +130,13 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _services_or_exit(settings: Settings, collector: Collector | None) -> Services:
+def _services_or_exit(settings: Settings, observer: Observer | None) -> Services:
     from monitor.plan import PlanError
     from monitor.service.app import build_services
     from monitor.service.settings import ConfigError
 
     try:
-        return build_services(settings, collector)
+        return build_services(settings, observer)
     except PlanError as exc:
         fail(str(exc))
     except ConfigError as exc:

@@ -1,14 +1,14 @@
 """Read what the measurement plan needs from Prometheus (an adapter, I/O): the observation over the whole
-window (the collector's, with the window as its one burn window), history at `step` for load and latency per
+window (the observer's, with the window as its one burn window), history at `step` for load and latency per
 step, the failure events, and the engine configuration and GPU models it all ran on."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from monitor.collector import PrometheusCollector
 from monitor.measurements.model import LoadPoint, Readings, TierReadings
 from monitor.observe.model import TierObservation
+from monitor.observer import PrometheusObserver
 from monitor.plan.model import Plan, Tier
 from monitor.queries import (
     KV_USAGE_MAX,
@@ -43,8 +43,8 @@ _TARGET_LABELS = {"__name__", "job", "instance", "pod", "namespace", "tier", "en
 
 def read_measurements(source: PrometheusSource, plan: Plan, sizing: PlanSizing, now: float, window: str = "7d",
                       step_seconds: float = 300.0, evals: tuple[EvalResult, ...] = ()) -> Readings:  # fmt: skip
-    collector = PrometheusCollector(source, long_window=window, burn_windows=(window,))
-    observations = collector.collect(plan, now, window)
+    observer = PrometheusObserver(source, long_window=window, burn_windows=(window,))
+    observations = observer.collect(plan, now, window)
     start = now - parse_duration(window)
     tiers = {
         t.name: _tier(source, plan, sizing, t, observations[t.name], start, now, window, step_seconds)

@@ -7,7 +7,7 @@ histograms different bucket sets (max_model_len differs per deployment).
 
 Each fleet value carries the PromQL that reproduces it (`monitor.queries.reproduce`): the reproducing queries
 of the tiers that went into the value, summed or weighted as here, and the long window's peak and mean of the
-summed request rate as a subquery on the grid the collector read. Where no single query reproduces a value (a
+summed request rate as a subquery on the grid the observer read. Where no single query reproduces a value (a
 tier's input carried no query), its `query` is empty: none is attached rather than one giving another number.
 """
 
@@ -144,7 +144,7 @@ def _span(seconds: float) -> str:
 
 
 def _rate_query(inputs: FleetInputs, kind: str, function: str, step: str) -> str:
-    """`function` over the long window of the tiers' summed request rate, every `step`: the collector's range
+    """`function` over the long window of the tiers' summed request rate, every `step`: the observer's range
     query is asked on the multiples of the step, the grid a subquery evaluates on."""
     summed = _composed(tiers_sum, inputs.queries.get(kind, {}))
     return over_time(function, summed, inputs.long_window, step) if summed else ""

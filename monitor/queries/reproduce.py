@@ -1,6 +1,6 @@
 """PromQL that reproduces a number derived from bucket vectors (pure): the query attached to the value.
 
-The collector fetches each histogram once per window as a bucket vector (`sum by (le, model_name) (...)`)
+The observer fetches each histogram once per window as a bucket vector (`sum by (le, model_name) (...)`)
 and derives quantiles and SLO shares from it (`monitor.histogram`). The catalog's quantile query returns one
 series per model, so on a tier serving two models it does not give the stored number. What is attached
 instead is the fetched expression itself, aggregated as the value was:
@@ -16,7 +16,7 @@ instead is the fetched expression itself, aggregated as the value was:
 The fleet view adds up tiers (`monitor.observe.fleet`); its values are reproduced from the tiers' own
 reproducing queries, each tier's series tagged with a `planwatch_tier` label so `or` keeps them side by side
 (`tiers_union`), then summed, weighted or, for the week's peak and mean of the summed rate, read through a
-subquery on the grid the collector asked on (`over_time`).
+subquery on the grid the observer asked on (`over_time`).
 
 Bucket lists that differ inside the range both cover (not one a prefix of the other) are read by
 interpolation in `monitor.histogram`, which PromQL cannot express; their query agrees to the interpolation
@@ -148,7 +148,7 @@ def quotient(left: str, right: str) -> str:
 
 def over_time(function: str, expr: str, window: str, step: str) -> str:
     """`function` (max, avg) of `expr` evaluated every `step` over `window`: Prometheus evaluates a subquery at
-    the multiples of `step` in [t - window, t], the grid the collector's range query asks on."""
+    the multiples of `step` in [t - window, t], the grid the observer's range query asks on."""
     return f"{function}_over_time(({expr})[{window}:{step}])"
 
 

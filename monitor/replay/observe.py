@@ -1,6 +1,6 @@
-"""What Prometheus would hold about a replayed fleet, as the Collector the service reads (monitor.observe).
+"""What Prometheus would hold about a replayed fleet, as the Observer the service reads (monitor.observe).
 
-`ReplayCollector` answers `collect`, `demand_history` and `health` from the replay's per-minute records up
+`ReplayObserver` answers `collect`, `demand_history` and `health` from the replay's per-minute records up
 to the minute the replay reached, never beyond it: a policy built on it cannot see the future. Latencies go
 through histograms with vLLM's own bucket bounds (fleetsim.metrics), and their quantiles and SLO shares
 through the histogram module's arithmetic (`FixedBounds`: `quantile` and `fraction_over` over many windows
@@ -19,18 +19,18 @@ from functools import lru_cache
 import numpy as np
 
 from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
-from monitor.collector import BURN_WINDOWS
 from monitor.histogram import FixedBounds
-from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
+from monitor.observe.observer import DemandHistory, SourceHealth
+from monitor.observer import BURN_WINDOWS
 from monitor.plan.model import Plan
 from monitor.replay.curve import TierCurve
 from monitor.replay.fleet import TierFleet, TierRecord
 from monitor.units import parse_duration
 
-__all__ = ["MIN_REQUESTS", "ReplayCollector", "latency_samples"]
+__all__ = ["MIN_REQUESTS", "ReplayObserver", "latency_samples"]
 
-MIN_REQUESTS = 50  # the collector's default: per-request statistics from fewer requests are unknown
+MIN_REQUESTS = 50  # the observer's default: per-request statistics from fewer requests are unknown
 _QUERY = "replay"
 _UNTRACKED = "not tracked by the replay (no token-length, prefix or GPU series)"
 
@@ -43,8 +43,8 @@ def latency_samples(curve: TierCurve, rps: np.ndarray, wait: np.ndarray) -> tupl
 
 
 @dataclass
-class ReplayCollector:
-    """The Collector protocol over one policy's fleets; `minute()` is how far the replay has run."""
+class ReplayObserver:
+    """The Observer protocol over one policy's fleets; `minute()` is how far the replay has run."""
 
     plan: Plan
     fleets: Mapping[str, TierFleet]

@@ -2,7 +2,7 @@
 planwatch_recommended_replicas), on the replay's own observations.
 
 The same pieces as the service, nothing replay-only: every decision collects observations through a
-Collector (`ReplayCollector`, what Prometheus would hold), calls `monitor.evaluation.evaluate` with the
+Observer (`ReplayObserver`, what Prometheus would hold), calls `monitor.evaluation.evaluate` with the
 previous call's open triggers and advice states, and takes each tier's recommended replicas. Forecasts are
 refitted on the service's cadence (`Settings.forecast_interval`) from the replay's own demand history with
 the service's windows (`monitor.outlooks.fit_tier`); a tier whose refit fails keeps its previous forecast
@@ -22,7 +22,7 @@ from monitor.forecasts import TierForecast
 from monitor.outlooks import ForecastWindows, fit_tier
 from monitor.plan.model import Plan
 from monitor.replay.fleet import TierFleet
-from monitor.replay.observe import ReplayCollector
+from monitor.replay.observe import ReplayObserver
 from monitor.service.settings import Settings
 from monitor.sizing.plan_sizing import PlanSizing, size_plan
 from monitor.triggers import TriggerRecord
@@ -36,7 +36,7 @@ class Planwatch:
     start: float
     settings: Settings = field(default_factory=Settings)
     name: str = "planwatch"
-    collector: ReplayCollector | None = None
+    observer: ReplayObserver | None = None
     forecasts: dict[str, TierForecast] = field(default_factory=dict)
     triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
     advice_states: dict[str, object] = field(default_factory=dict)
@@ -45,18 +45,18 @@ class Planwatch:
     _refit_at: float | None = None
 
     def attach(self, fleets: Mapping[str, TierFleet]) -> None:
-        self.collector = ReplayCollector(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
+        self.observer = ReplayObserver(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
         self.sizing = size_plan(self.plan)
 
     def decide(self, minute: int, fleets: Mapping[str, TierFleet], interval_s: float) -> dict[str, int]:
-        if self.collector is None:
+        if self.observer is None:
             self.attach(fleets)
-        assert self.collector is not None
+        assert self.observer is not None
         self._minute = minute
         now = self.start + 60.0 * minute
         if self._refit_at is None or now - self._refit_at >= self.settings.forecast_interval - 1e-6:
             self._refit(now)
-        observations = self.collector.collect(self.plan, now, self.settings.observation_window)
+        observations = self.observer.collect(self.plan, now, self.settings.observation_window)
         evaluation = evaluate(
             EvaluationInputs(
                 self.plan,
@@ -81,14 +81,14 @@ class Planwatch:
         return {name: f.outlook for name, f in self.forecasts.items()}
 
     def _refit(self, now: float) -> None:
-        assert self.collector is not None
+        assert self.observer is not None
         st = self.settings
         windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
         self._refit_at = now
         fits: dict[str, TierForecast] = {}
         for tier in self.plan.tiers:
             try:
-                fits[tier.name] = fit_tier(self.collector, self.plan, tier.name, now, windows)
+                fits[tier.name] = fit_tier(self.observer, self.plan, tier.name, now, windows)
             except ForecastError:
                 previous = self.forecasts.get(tier.name)
                 if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:

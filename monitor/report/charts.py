@@ -13,7 +13,7 @@ import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 
 from monitor.advice import DemandOutlook, Recommendation
-from monitor.observe.collector import DemandHistory
+from monitor.observe.observer import DemandHistory
 
 __all__ = ["demand_chart_svg"]
 

@@ -15,7 +15,7 @@ from monitor.advice import DemandOutlook, ScaleStep
 from monitor.drift import Status, describe_observed, describe_ratio
 from monitor.evaluation import Evaluation
 from monitor.measurements.model import Item
-from monitor.observe.collector import DemandHistory
+from monitor.observe.observer import DemandHistory
 from monitor.plan.model import FLEET
 from monitor.report.answer import ANSWER_CSS, answer_section, local_clock
 from monitor.report.charts import demand_chart_svg

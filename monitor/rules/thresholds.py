@@ -29,7 +29,7 @@ __all__ = ["KV_FULL_RATIO", "MIN_REQUESTS", "DriftThreshold", "fleet_thresholds"
 
 # monitor.triggers.catalog `_kv_pressure`: KV cache at least 95% full while preemptions happen.
 KV_FULL_RATIO = 0.95
-# monitor.collector.PrometheusCollector.min_requests: per-request statistics need this many requests in the
+# monitor.observer.PrometheusObserver.min_requests: per-request statistics need this many requests in the
 # window before planwatch judges them (fewer is "unknown", never a breach).
 MIN_REQUESTS = 50
 

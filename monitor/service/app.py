@@ -21,8 +21,8 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
-from monitor.collector import PrometheusCollector
-from monitor.observe.collector import Collector, SourceHealth
+from monitor.observe.observer import Observer, SourceHealth
+from monitor.observer import PrometheusObserver
 from monitor.plan import load_plan
 from monitor.service.api import ApiContext, create_app
 from monitor.service.exporter import AdvisorMetrics, MeasurementMetrics, StateMetrics
@@ -36,7 +36,7 @@ from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, source_from_settings
 from monitor.source.redact import redact_url
 
-__all__ = ["Services", "build_services", "default_collector"]
+__all__ = ["Services", "build_services", "default_observer"]
 
 log = logging.getLogger("planwatch.service")
 
@@ -52,7 +52,7 @@ class Services:
     registry: CollectorRegistry
     app: FastAPI = field(init=False, repr=False)
     scheduler: BackgroundScheduler | None = None
-    close_collector: Callable[[], None] = _nothing  # only a collector built here is closed here
+    close_observer: Callable[[], None] = _nothing  # only an observer built here is closed here
     _closed: bool = False
 
     @property
@@ -84,50 +84,50 @@ class Services:
         self._closed = True
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=True)
-        self.close_collector()
+        self.close_observer()
         self.store.close()
 
 
-def default_collector(settings: Settings) -> Collector:
-    """The Prometheus-backed collector (`monitor.collector` over the `monitor.source` adapter)."""
+def default_observer(settings: Settings) -> Observer:
+    """The Prometheus-backed observer (`monitor.observer` over the `monitor.source` adapter)."""
     source = source_from_settings(settings.prometheus)
-    return PrometheusCollector(source, long_window=settings.long_window, recording_rules=settings.recording_rules,
+    return PrometheusObserver(source, long_window=settings.long_window, recording_rules=settings.recording_rules,
                                cycle_timeout=settings.prometheus.timeout)  # fmt: skip
 
 
-def _closer(collector: Collector) -> Callable[[], None]:
-    """How to release what a collector built here holds (the HTTP session's connections)."""
-    if isinstance(collector, PrometheusCollector) and isinstance(collector.source, HttpPrometheusSource):
-        return collector.source.close
+def _closer(observer: Observer) -> Callable[[], None]:
+    """How to release what an observer built here holds (the HTTP session's connections)."""
+    if isinstance(observer, PrometheusObserver) and isinstance(observer.source, HttpPrometheusSource):
+        return observer.source.close
     return _nothing
 
 
 def build_services(
     settings: Settings,
-    collector: Collector | None = None,
+    observer: Observer | None = None,
     *,
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
     registry: CollectorRegistry | None = None,
     schedule: bool = True,
 ) -> Services:
-    """Everything `planwatch serve` runs. Tests pass a collector, a clock and `schedule=False`, then drive
+    """Everything `planwatch serve` runs. Tests pass an observer, a clock and `schedule=False`, then drive
     the jobs with `evaluate_now()` / `refit_now()`. Raises PlanError, ConfigError or sqlite3.Error."""
     if settings.plan is None:
         raise ConfigError("no plan: pass PLAN or set plan in the configuration")
     plan = load_plan(settings.plan)
     sizing = size_plan(plan)
-    owned = collector is None
-    collector = collector or default_collector(settings)
-    close_collector = _closer(collector) if owned else _nothing
+    owned = observer is None
+    observer = observer or default_observer(settings)
+    close_observer = _closer(observer) if owned else _nothing
     results = Results(Snapshot(plan, sizing, shown(SourceHealth(None, settings.prometheus.url))), render_bodies)
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(AdvisorMetrics(results, clock))
     store = StateStore.open(settings.state_db)
     registry.register(StateMetrics(lambda: store.unreadable_rows))
     registry.register(MeasurementMetrics(lambda: store.measurement_record().values()))
-    jobs = JobContext(plan, sizing, settings, collector, store, results, clock, timer)
-    services = Services(settings, jobs, registry, _scheduler(jobs) if schedule else None, close_collector)
+    jobs = JobContext(plan, sizing, settings, observer, store, results, clock, timer)
+    services = Services(settings, jobs, registry, _scheduler(jobs) if schedule else None, close_observer)
     services.app = create_app(ApiContext(settings, results, store, registry, clock), _lifespan(services))
     return services
 

@@ -16,8 +16,8 @@ from monitor.advice import AdviceSettings
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
 from monitor.forecasts import TierForecast
 from monitor.hold_history import held_in_history
-from monitor.observe.collector import Collector, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
+from monitor.observe.observer import Observer, SourceHealth
 from monitor.outlooks import ForecastWindows, fit_tier
 from monitor.plan.model import FLEET, Plan
 from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, shown
@@ -48,7 +48,7 @@ class JobContext:
     plan: Plan
     sizing: PlanSizing
     settings: Settings
-    collector: Collector
+    observer: Observer
     store: StateStore
     results: Results
     clock: Callable[[], float]
@@ -75,18 +75,18 @@ def unknown_observation(tier: str, now: float, window: str, reason: str) -> Tier
 
 
 def collect(ctx: JobContext, now: float) -> Collected:
-    """The cycle's observations and Prometheus's health: one probe, the collector's (its `health` at the same
+    """The cycle's observations and Prometheus's health: one probe, the observer's (its `health` at the same
     `now` reuses it), and none more when the collection already found Prometheus unreachable."""
     window = ctx.settings.observation_window
     try:
-        observed = ctx.collector.collect(ctx.plan, now, window)
+        observed = ctx.observer.collect(ctx.plan, now, window)
     except PrometheusUnreachable as exc:
         why = f"Prometheus unreachable: {_reason(exc)}"
         source = shown(SourceHealth(False, ctx.settings.prometheus.url, _reason(exc), checked_at=now))
         return Collected(_complete(ctx.plan, {}, now, window, why), Outcome.UNREACHABLE, source, why)
     except Exception as exc:
         log.exception("collecting observations failed")
-        why = f"collector failed: {type(exc).__name__}: {exc}"
+        why = f"observer failed: {type(exc).__name__}: {exc}"
         return Collected(_complete(ctx.plan, {}, now, window, why), Outcome.ERROR, _health(ctx, now), why)
     return Collected(_complete(ctx.plan, observed, now, window, "no observation"), Outcome.OK, _health(ctx, now))
 
@@ -94,7 +94,7 @@ def collect(ctx: JobContext, now: float) -> Collected:
 def _complete(
     plan: Plan, observed: dict[str, TierObservation], now: float, window: str, reason: str
 ) -> dict[str, TierObservation]:
-    """One observation per tier of the plan and for the fleet view: what the collector did not return is
+    """One observation per tier of the plan and for the fleet view: what the observer did not return is
     unknown, not absent (so triggers on it are carried over, not resolved)."""
     names = [t.name for t in plan.tiers] + ([FLEET] if FLEET in observed or not observed else [])
     return {n: observed.get(n) or unknown_observation(n, now, window, reason) for n in names}
@@ -103,7 +103,7 @@ def _complete(
 def _health(ctx: JobContext, now: float) -> SourceHealth:
     url = ctx.settings.prometheus.url
     try:
-        h = ctx.collector.health(now)
+        h = ctx.observer.health(now)
     except PrometheusUnreachable as exc:
         return shown(SourceHealth(False, url, _reason(exc), checked_at=now))
     except Exception as exc:
@@ -152,7 +152,7 @@ def _with_history_holds(ctx: JobContext, inputs: EvaluationInputs, ev: Evaluatio
         return ev
     window = ctx.settings.observation_window
     try:
-        held = held_in_history(ctx.collector, ctx.plan, inputs.now, window, new, ctx.sizing)
+        held = held_in_history(ctx.observer, ctx.plan, inputs.now, window, new, ctx.sizing)
     except PrometheusUnreachable as exc:
         log.warning("reading trigger history failed, new triggers start pending: %s", _reason(exc))
         return ev
@@ -237,4 +237,4 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
 def _refit(ctx: JobContext, tier: str, now: float) -> TierForecast:
     st = ctx.settings
     windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
-    return fit_tier(ctx.collector, ctx.plan, tier, now, windows)
+    return fit_tier(ctx.observer, ctx.plan, tier, now, windows)

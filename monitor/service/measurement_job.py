@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import logging
 
-from monitor.collector import PrometheusCollector
 from monitor.measurements import Item, judge_plan, merge_record
 from monitor.measurements.collect import read_measurements
+from monitor.observer import PrometheusObserver
 from monitor.service.jobs import JobContext
 from monitor.source import PrometheusUnreachable
 
@@ -18,14 +18,14 @@ log = logging.getLogger("planwatch.service")
 
 
 def run_measurements(ctx: JobContext) -> list[Item] | None:
-    """The merged record, or None when there is nothing to read from (a collector without a Prometheus source)
+    """The merged record, or None when there is nothing to read from (an observer without a Prometheus source)
     or Prometheus failed: the stored record stands as it was."""
-    collector = ctx.collector
-    if not isinstance(collector, PrometheusCollector):
+    observer = ctx.observer
+    if not isinstance(observer, PrometheusObserver):
         return None
     now = ctx.clock()
     try:
-        readings = read_measurements(collector.source, ctx.plan, ctx.sizing, now, ctx.settings.long_window,
+        readings = read_measurements(observer.source, ctx.plan, ctx.sizing, now, ctx.settings.long_window,
                                      evals=ctx.store.evals())  # fmt: skip
         items = merge_record(ctx.store.measurement_record(), judge_plan(ctx.plan, ctx.sizing, readings))
         ctx.store.save_measurement_record(items, now)

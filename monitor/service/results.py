@@ -15,7 +15,7 @@ from enum import StrEnum
 from monitor.advice import DemandOutlook
 from monitor.evaluation import Evaluation
 from monitor.forecasts import TierForecast
-from monitor.observe.collector import SourceHealth
+from monitor.observe.observer import SourceHealth
 from monitor.plan.model import Plan
 from monitor.service.state import Acknowledgement
 from monitor.sizing.plan_sizing import PlanSizing
@@ -26,7 +26,7 @@ __all__ = ["OpenTrigger", "Outcome", "Results", "Snapshot", "shown"]
 
 
 class Outcome(StrEnum):
-    """How the last evaluation went: with data, without Prometheus, or with a failing collector."""
+    """How the last evaluation went: with data, without Prometheus, or with a failing observer."""
 
     OK = "ok"
     UNREACHABLE = "unreachable"

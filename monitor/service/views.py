@@ -17,7 +17,7 @@ from monitor.export import (
     trigger_to_dict,
     without_nan,
 )
-from monitor.observe.collector import SourceHealth
+from monitor.observe.observer import SourceHealth
 from monitor.service.results import Outcome, Snapshot
 from monitor.service.state import Acknowledgement, Episode
 from monitor.sizing.export import sizing_to_dict
@@ -160,7 +160,7 @@ def source_dict(source: SourceHealth) -> dict[str, Any]:
 
 
 def readiness(s: Snapshot, now: float, data_age_limit_seconds: float) -> tuple[bool, dict[str, Any]]:
-    """Ready after the first evaluation with data; degraded while Prometheus is away, the collector fails
+    """Ready after the first evaluation with data; degraded while Prometheus is away, the observer fails
     or the data is older than the limit. Every reason is listed."""
     reasons = []
     if s.last_success_at is None:

@@ -1,6 +1,6 @@
 """Build the HTTP source from settings (the service's, a mapping, or `SourceSettings`).
 
-The collector (`monitor.collector.PrometheusCollector`) composes this adapter with the query catalog; it is
+The observer (`monitor.observer.PrometheusObserver`) composes this adapter with the query catalog; it is
 built by the service's composition root (`monitor.service.app`), not here, so the adapter never imports it.
 """
 

@@ -7,7 +7,7 @@ means it answered, and the build info is a bonus when present.
 
 from __future__ import annotations
 
-from monitor.observe.collector import SourceHealth
+from monitor.observe.observer import SourceHealth
 from monitor.source.client import HttpPrometheusSource
 from monitor.source.errors import PrometheusUnreachable, QueryError, SourceError
 from monitor.source.protocol import PrometheusSource

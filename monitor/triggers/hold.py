@@ -5,7 +5,7 @@ milliseconds since the epoch) from the last one at or before the hold began (`no
 held over the hold period when it holds at every one of those times. This is exactly what the PromQL subquery
 `(cond)[hold + step:step]` evaluates (Prometheus aligns a subquery's steps to multiples of the step, and
 Prometheus 2.x includes both ends of the range), so `monitor.hold_history` (asking Prometheus at these times
-through the collector, for `check` and `serve`) and the generated alert rules (`monitor.rules.model.held_over`)
+through the observer, for `check` and `serve`) and the generated alert rules (`monitor.rules.model.held_over`)
 agree, and a condition Prometheus's history already shows is active at once in both.
 
 The samples are a step apart, so a break shorter than a step can be missed; the first sample is at or before

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from fleetsim.batch import batch_history, batch_run
 from monitor.batch_progress import batch_key
 from monitor.cli.main import build_app
-from monitor.collector import PrometheusCollector
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.observer import PrometheusObserver
 from monitor.plan import Plan, parse_plan
 from monitor.plan.model import FLEET
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -52,7 +52,7 @@ def _judge(factory: BackfillFactory, plan: Plan, speed: float, tier_label: str =
     run = batch_run(plan, "nightly", speed=speed, tier_label=tier_label)
     prom = factory(batch_history(run, NOW - 6 * 3600, NOW, step=60))
     with HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30)) as source:
-        observations = PrometheusCollector(source, long_window="1h").collect(plan, NOW, "5m")
+        observations = PrometheusObserver(source, long_window="1h").collect(plan, NOW, "5m")
     return evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
 
 

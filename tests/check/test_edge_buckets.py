@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from fleetsim.promstack import PrometheusProcess
 from monitor.cli.main import build_app
 from monitor.service import schemas
-from monitor.service.app import build_services, default_collector
+from monitor.service.app import build_services, default_observer
 from monitor.sizing.buckets import TTFT_BOUNDS
 from tests.harness.history import History, times
 from tests.harness.stack import Stack
@@ -120,7 +120,7 @@ def bodies(prometheus: PrometheusProcess, tmp_path_factory: pytest.TempPathFacto
     source = {"url": prometheus.url, "timeout": 30, "retries": 0}
     state = tmp_path_factory.mktemp("edge-buckets-service")
     settings = make_settings(state, observation_window="1h", long_window="1h", prometheus=source)
-    services = build_services(settings, default_collector(settings), clock=lambda: END, schedule=False)
+    services = build_services(settings, default_observer(settings), clock=lambda: END, schedule=False)
     try:
         services.evaluate_now()
         api = ApiClient(services.app)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from monitor.cli.main import build_app
-from monitor.collector import PrometheusCollector
+from monitor.observer import PrometheusObserver
 from monitor.service.app import build_services
 from monitor.service.state import StateStore
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -99,8 +99,8 @@ def test_the_record_outlives_retention_in_the_state_file(prom: PrometheusProcess
 def test_the_service_keeps_and_serves_the_record(prom: PrometheusProcess, tmp_path: Path) -> None:
     settings = make_settings(tmp_path, long_window="1d")
     source = HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30))
-    collector = PrometheusCollector(source, long_window="1d")
-    services = build_services(settings, collector, clock=lambda: NOW, schedule=False)
+    observer = PrometheusObserver(source, long_window="1d")
+    services = build_services(settings, observer, clock=lambda: NOW, schedule=False)
     try:
         assert ApiClient(services.app).get("/v1/measurements", headers=AUTH).json()["items"] == []
         services.measure_now()

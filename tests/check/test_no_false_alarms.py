@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
-from monitor.collector import PrometheusCollector
 from monitor.drift import Status
 from monitor.evaluation import EvaluationInputs, evaluate
+from monitor.observer import PrometheusObserver
 from monitor.plan import load_plan
 from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -37,10 +37,10 @@ def test_baseline_over_a_week_fires_no_trigger(tmp_path: Path) -> None:
     ):
         for hours_back in range(0, 7 * 24, 6):
             # Each hour of the week against its own day; the last one also against the whole week (burstiness).
-            collector = PrometheusCollector(source, long_window="7d" if hours_back == 0 else "1d")
+            observer = PrometheusObserver(source, long_window="7d" if hours_back == 0 else "1d")
             at = NOW - hours_back * 3600
             ev = evaluate(
-                EvaluationInputs(plan, collector.collect(plan, at, "1h"), at, held_since=at - 3600, sizing=sizing)
+                EvaluationInputs(plan, observer.collect(plan, at, "1h"), at, held_since=at - 3600, sizing=sizing)
             )
             alarms += [f"-{hours_back}h: trigger {t.trigger} on {t.tier}" for t in ev.triggers]
             alarms += [f"-{hours_back}h: {s.tier}.{r.assumption} breach ({r.observed.value})"

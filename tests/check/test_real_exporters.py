@@ -1,4 +1,4 @@
-"""The collector against a real Prometheus holding what real exporters expose and fleetsim did not: no
+"""The observer against a real Prometheus holding what real exporters expose and fleetsim did not: no
 kube-state-metrics, V0's prefix-cache gauge, speculative decoding, buckets other than the plan's, misspelt key
 series, and a history far shorter than the long window. Each row names the observation and what it must read.
 """
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from monitor.collector import PrometheusCollector
 from monitor.observe.model import TierObservation
+from monitor.observer import PrometheusObserver
 from monitor.plan import Plan, parse_plan
 from monitor.plan.model import FLEET
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -79,7 +79,7 @@ def _plan(tiers: tuple[str, ...]) -> Plan:
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def source(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[HttpPrometheusSource]:
-    """The history in Prometheus, then in VictoriaMetrics: the collector must read the same from both."""
+    """The history in Prometheus, then in VictoriaMetrics: the observer must read the same from both."""
     stack = Stack(tmp_path_factory.mktemp("real-exporters"))
     try:
         prom = stack.backend(request.param, openmetrics=history())
@@ -92,7 +92,7 @@ def source(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
 @pytest.fixture(scope="module")
 def observed(source: HttpPrometheusSource) -> dict[str, TierObservation]:
     plan = _plan(("noksm", "v0", "spec", "long", "colonless"))
-    return PrometheusCollector(source, long_window="1h", recording_rules=False).collect(plan, END, "5m")
+    return PrometheusObserver(source, long_window="1h", recording_rules=False).collect(plan, END, "5m")
 
 
 @pytest.mark.parametrize(
@@ -113,7 +113,7 @@ def observed(source: HttpPrometheusSource) -> dict[str, TierObservation]:
                      id="every value keyed on the missing series says which series is missing"),
     ],
 )  # fmt: skip
-def test_collector_reads_what_real_exporters_expose(
+def test_observer_reads_what_real_exporters_expose(
     observed: dict[str, TierObservation], tier: str, field: str, value: float | None, reason: str
 ) -> None:
     m = getattr(observed[tier], field)
@@ -152,7 +152,7 @@ def test_observation_carries_the_bucket_bounds_the_server_exposes(
 def test_a_short_history_leaves_week_long_statistics_unknown(
     source: HttpPrometheusSource, tiers: tuple[str, ...], field: str, reason: str
 ) -> None:
-    observations = PrometheusCollector(source, long_window="7d", recording_rules=False).collect(
+    observations = PrometheusObserver(source, long_window="7d", recording_rules=False).collect(
         _plan(("short",)), END, "5m"
     )
     for tier in tiers:

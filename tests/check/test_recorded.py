@@ -2,7 +2,7 @@
 
 History: two days of the support copilot (fleetsim backfill, 60-second steps), then `rules/recording.yml`
 evaluated over its last 25 hours by `promtool tsdb create-blocks-from rules`, served by a real Prometheus.
-The collector is run twice at the same instant, with the recording rules switched off and on. (Rules
+The observer is run twice at the same instant, with the recording rules switched off and on. (Rules
 evaluated in the first hour of a history see every pod as just created, as a fresh Prometheus would: the
 recorded hours start later so the day judged has no such edge.)
 """
@@ -19,11 +19,11 @@ import pytest
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
 from fleetsim.recorded_history import record_rules
-from monitor.collector import PrometheusCollector
 from monitor.drift import Status
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
-from monitor.observe.collector import DemandHistory
 from monitor.observe.model import Measurement, TierObservation
+from monitor.observe.observer import DemandHistory
+from monitor.observer import PrometheusObserver
 from monitor.plan import load_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
 from tests.check.test_scenarios import COPILOT, END, NOW, REPO
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 RULES = Path(__file__).resolve().parents[2] / "rules" / "recording.yml"
 TIER = "copilot"
 
-# Readings whose recorded form is defined differently (see monitor.collector_fields.RECORDED): the highest
+# Readings whose recorded form is defined differently (see monitor.observer_fields.RECORDED): the highest
 # 5-minute rate sampled every rule interval rather than every 5 minutes, and the slowest hour's cold start.
 _DIFFERENT_BY_DESIGN = {"peak_rate", "cold_start_p95"}
 
@@ -60,10 +60,10 @@ def _collect(data: Path, work: Path, recording_rules: bool, scenario: str = "") 
         PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=work) as prom,
         HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30)) as source,
     ):
-        collector = PrometheusCollector(source, long_window="1d", recording_rules=recording_rules)
-        observations = collector.collect(plan, NOW, "1h")
+        observer = PrometheusObserver(source, long_window="1d", recording_rules=recording_rules)
+        observations = observer.collect(plan, NOW, "1h")
         DEMAND[(scenario, recording_rules)] = {
-            span: collector.demand_history(plan, TIER, NOW - hours * 3600, NOW, 300.0)
+            span: observer.demand_history(plan, TIER, NOW - hours * 3600, NOW, 300.0)
             for span, hours in (("day", 24), ("two days", 46))
         }
     evaluation = evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
@@ -88,7 +88,7 @@ def _measurements(obs: TierObservation) -> dict[str, Measurement]:
 
 
 @pytest.mark.parametrize("scenario", ["baseline", "long-prompts"])
-def test_the_recorded_series_are_what_the_collector_reads_when_the_rules_ran(both, scenario: str) -> None:
+def test_the_recorded_series_are_what_the_observer_reads_when_the_rules_ran(both, scenario: str) -> None:
     (_, _), (rec, _) = both[scenario]
     queries = {name: m.query for name, m in _measurements(rec[TIER]).items()}
     assert "tier:vllm_request_success:rate_5m" in queries["request_rate"]

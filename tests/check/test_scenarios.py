@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
-from monitor.collector import PrometheusCollector
 from monitor.drift import Status
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.observer import PrometheusObserver
 from monitor.plan import load_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
 
@@ -52,7 +52,7 @@ def judge_history(plan_path: Path, data: Path, work: Path, long_window: str = "1
         PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=work) as prom,
         HttpPrometheusSource(SourceSettings(url=prom.url, timeout=30)) as source,
     ):
-        observations = PrometheusCollector(source, long_window=long_window).collect(plan, NOW, "1h")
+        observations = PrometheusObserver(source, long_window=long_window).collect(plan, NOW, "1h")
     return evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
 
 

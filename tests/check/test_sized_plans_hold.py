@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess
-from monitor.collector import PrometheusCollector
 from monitor.drift import Status
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.observer import PrometheusObserver
 from monitor.plan import load_plan
 from monitor.sizing.plan_sizing import size_plan
 from monitor.source import HttpPrometheusSource, SourceSettings
@@ -52,7 +52,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Evaluat
                 PrometheusProcess.start(PrometheusConfig(data_dir=data), workdir=tmp_path_factory.mktemp("prom")) as p,
                 HttpPrometheusSource(SourceSettings(url=p.url, timeout=30)) as source,
             ):
-                observations = PrometheusCollector(source, long_window="1d").collect(plan, NOW, BUSINESS_DAY)
+                observations = PrometheusObserver(source, long_window="1d").collect(plan, NOW, BUSINESS_DAY)
             cache[plan_path] = evaluate(EvaluationInputs(plan, observations, NOW, held_since=NOW - 3600))
         return cache[plan_path]
 

@@ -1,6 +1,6 @@
 """The stack of docker-compose.yml on loopback, for the dashboard tests: a fleetsim history and the live
 emulator continuing it, a real Prometheus started from deploy/prometheus/prometheus.yml, and planwatch's
-/metrics served from its own collector.
+/metrics served from its own observer.
 
 - The plan is examples/capstone.yaml with its business day moved so that *now* is 45 minutes after opening,
   on the morning ramp: the history ends at real time with traffic, quantiles and a forecast worth showing,
@@ -8,7 +8,7 @@ emulator continuing it, a real Prometheus started from deploy/prometheus/prometh
 - `fleetsim backfill` writes 3 h of that plan with `over-peak` (triggers become active) and `replica-down`
   3 minutes before the end (an XID error inside the window); `fleetsim serve --resume` continues it live and
   keeps the file_sd targets the Prometheus config reads.
-- planwatch is `build_services` with the real Prometheus collector on a clock the test sets: forecasts
+- planwatch is `build_services` with the real Prometheus observer on a clock the test sets: forecasts
   refitted and three evaluations 10 minutes apart over the history, so triggers pass their hold times and a
   scale-up is scheduled. Its registry is served by a loopback prometheus_client server that Prometheus
   scrapes through the config's `planwatch` job (`planwatch serve` cannot be driven through time).

@@ -1,5 +1,5 @@
 """fleetsim as a V0 fleet in a cluster without kube-state-metrics, scraped by VictoriaMetrics, read by the
-collector end to end: the same planwatch against a second backend, through its Prometheus-compatible API."""
+observer end to end: the same planwatch against a second backend, through its Prometheus-compatible API."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from monitor.collector import PrometheusCollector
 from monitor.observe.model import TierObservation
+from monitor.observer import PrometheusObserver
 from monitor.source import HttpPrometheusSource, SourceSettings
 
 from .conftest import SPEED, LiveFleet, serve_and_scrape
@@ -30,8 +30,8 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TierObservati
 def _collect(live: LiveFleet) -> TierObservation:
     url = str(live.prometheus.base_url).rstrip("/")
     with HttpPrometheusSource(SourceSettings(url=url, retries=0)) as source:
-        collector = PrometheusCollector(source, long_window="1h", recording_rules=False, min_requests=10)
-        return collector.collect(tiny_plan(rps=RPS, replicas=2), time.time(), WINDOW)["fast"]
+        observer = PrometheusObserver(source, long_window="1h", recording_rules=False, min_requests=10)
+        return observer.collect(tiny_plan(rps=RPS, replicas=2), time.time(), WINDOW)["fast"]
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def _collect(live: LiveFleet) -> TierObservation:
         pytest.param("prefix_hit_rate", 0.0, 1.0, "", id="V0's prefix-cache gauge stands in for the counters"),
     ],
 )  # fmt: skip
-def test_collector_reads_a_v0_fleet_through_victoria_metrics(
+def test_observer_reads_a_v0_fleet_through_victoria_metrics(
     observed: TierObservation, field: str, low: float, high: float, reason: str
 ) -> None:
     m = getattr(observed, field)

@@ -1,4 +1,4 @@
-"""monitor.histogram is read by every command's --help (through the plan, drift and the collector): it loads numpy
+"""monitor.histogram is read by every command's --help (through the plan, drift and the observer): it loads numpy
 only when FixedBounds runs, so help does not pay for numpy (0.1 s)."""
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import pytest
 
 from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, evaluate
-from monitor.observe.collector import DemandHistory
 from monitor.observe.model import Measurement
+from monitor.observe.observer import DemandHistory
 from monitor.report.html import ReportInputs, render_report
 from tests.builders import baseline_observation, copilot_plan
 

@@ -1,8 +1,8 @@
 """Reading a threshold between bucket bounds: which bounds, and PromQL that agrees with the Python.
 
 The interpolation the rules do in PromQL is checked by promtool on random cumulative histograms against
-`monitor.histogram.fraction_over_groups`, the function the collector reads SLO shares with: the two must give the
-same share to 1e-6. The collector's quantiles (`monitor.histogram.merged_quantile`) are checked against PromQL's
+`monitor.histogram.fraction_over_groups`, the function the observer reads SLO shares with: the two must give the
+same share to 1e-6. The observer's quantiles (`monitor.histogram.merged_quantile`) are checked against PromQL's
 own histogram_quantile on the same series.
 """
 
@@ -103,7 +103,7 @@ THRESHOLDS = (0.0005, 0.02, 0.5, 1.2, 6.0, 15.0)
 
 def test_promql_interpolation_agrees_with_the_python(tmp_path: Path) -> None:
     """One model per threshold, random cumulative TTFT buckets (current list); promtool evaluates the rule
-    expression, `fraction_over_groups` (what the collector calls) gives the expected share."""
+    expression, `fraction_over_groups` (what the observer calls) gives the expected share."""
     rng = random.Random(7)
     series: list[dict[str, str]] = []
     checks: list[dict[str, object]] = []

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from monitor.collector import PrometheusCollector
 from monitor.drift import Status, judge
 from monitor.observe.model import Measurement, TierObservation
+from monitor.observer import PrometheusObserver
 from monitor.plan import load_plan
 from monitor.plan.model import Tolerance
 from monitor.rules.thresholds import KV_FULL_RATIO, MIN_REQUESTS, DriftThreshold, fleet_thresholds, tier_thresholds
@@ -80,8 +80,8 @@ def test_a_plan_of_no_prefix_hits_cannot_drift_lower() -> None:
     assert DriftThreshold("peak_rate", "t", 0.0, "higher", 0.25, "req/s").can_breach
 
 
-def test_min_requests_is_the_collectors() -> None:
-    assert PrometheusCollector.min_requests == MIN_REQUESTS
+def test_min_requests_is_the_observers() -> None:
+    assert PrometheusObserver.min_requests == MIN_REQUESTS
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Fixtures of the service tests: an advisor on a temporary state file, a driven clock and a fake collector."""
+"""Fixtures of the service tests: an advisor on a temporary state file, a driven clock and a fake observer."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from monitor.service.app import Services, build_services
 from monitor.service.settings import Settings, load_settings
 from tests.builders import EXAMPLES
-from tests.service.fakes import Clock, FakeCollector
+from tests.service.fakes import Clock, FakeObserver
 
 TOKEN = "s3cret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -52,17 +52,17 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def collector() -> FakeCollector:
-    return FakeCollector()
+def observer() -> FakeObserver:
+    return FakeObserver()
 
 
 @pytest.fixture
-def start(tmp_path: Path, clock: Clock, collector: FakeCollector) -> Iterator[Callable[..., Services]]:
+def start(tmp_path: Path, clock: Clock, observer: FakeObserver) -> Iterator[Callable[..., Services]]:
     """Build an advisor (schedule off: the test drives the jobs); every one built is closed at the end."""
     built: list[Services] = []
 
     def build(**overrides: Any) -> Services:
-        services = build_services(make_settings(tmp_path, **overrides), collector, clock=clock, schedule=False)
+        services = build_services(make_settings(tmp_path, **overrides), observer, clock=clock, schedule=False)
         built.append(services)
         return services
 

@@ -1,12 +1,12 @@
-"""In-test stand-ins for the service's edges: a clock the test moves and a collector the test feeds."""
+"""In-test stand-ins for the service's edges: a clock the test moves and an observer the test feeds."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.model import Measurement, TierObservation
+from monitor.observe.observer import DemandHistory, SourceHealth
 from monitor.plan import Plan
 from monitor.source import PrometheusUnreachable
 from tests.builders import baseline_observation
@@ -36,7 +36,7 @@ def copilot_observation(demand_rps: float = 30.0, replicas: float = 3.0, **chang
 
 
 @dataclass
-class FakeCollector:
+class FakeObserver:
     """Returns the observations it was given; raises PrometheusUnreachable while `reachable` is False."""
 
     observations: dict[str, TierObservation] = field(default_factory=lambda: {"copilot": copilot_observation()})

@@ -1,4 +1,4 @@
-"""The HTTP API against a fake collector and a driven clock: shapes, filters, writes, validation, OpenAPI."""
+"""The HTTP API against a fake observer and a driven clock: shapes, filters, writes, validation, OpenAPI."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from monitor.observe.model import Measurement
 from monitor.service import schemas
 from monitor.service.app import Services
 from tests.service.conftest import AUTH, ApiClient
-from tests.service.fakes import Clock, FakeCollector, copilot_observation
+from tests.service.fakes import Clock, FakeObserver, copilot_observation
 
 EVAL = {"model": "llama-70b", "precision": "fp8", "task_set": "support-replies", "score": 0.71,
         "baseline_score": 0.80, "threshold": 0.02}  # fmt: skip
@@ -57,10 +57,10 @@ def test_static_routes_need_no_evaluation(api: ApiClient, path: str, key: str) -
     ],
 )
 def test_bodies_match_their_documented_models_exactly(
-    services: Services, api: ApiClient, collector: FakeCollector, path: str, shape: type[BaseModel]
+    services: Services, api: ApiClient, observer: FakeObserver, path: str, shape: type[BaseModel]
 ) -> None:
     """Unknown keys are forbidden in the models, so the OpenAPI docs cannot drift from the bodies."""
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
     api.post("/v1/triggers/prompt-p95-above-plan/ack", json={"tier": "copilot", "by": "ana"}, headers=AUTH)
     response = api.get(path)
@@ -68,8 +68,8 @@ def test_bodies_match_their_documented_models_exactly(
     shape.model_validate(response.json())
 
 
-def test_recommendations_say_what_to_run_and_why(services: Services, api: ApiClient, collector: FakeCollector) -> None:
-    collector.observations = {"copilot": copilot_observation(demand_rps=70.0, replicas=3.0)}
+def test_recommendations_say_what_to_run_and_why(services: Services, api: ApiClient, observer: FakeObserver) -> None:
+    observer.observations = {"copilot": copilot_observation(demand_rps=70.0, replicas=3.0)}
     services.evaluate_now()
     body = api.get("/v1/recommendations").json()
     (rec,) = body["recommendations"]
@@ -94,8 +94,8 @@ def test_query_parameters(services: Services, api: ApiClient, path: str, status:
     assert response.status_code == status and text in response.text
 
 
-def _breach(collector: FakeCollector) -> None:
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+def _breach(observer: FakeObserver) -> None:
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
 
 
 @pytest.mark.parametrize(
@@ -109,10 +109,10 @@ def _breach(collector: FakeCollector) -> None:
     ],
 )
 def test_triggers_move_from_pending_to_active_after_their_hold(
-    services: Services, api: ApiClient, collector: FakeCollector, clock: Clock, minutes: int, state_filter: str,
+    services: Services, api: ApiClient, observer: FakeObserver, clock: Clock, minutes: int, state_filter: str,
     listed: list[str],
 ) -> None:  # fmt: skip
-    _breach(collector)
+    _breach(observer)
     services.evaluate_now()
     if minutes:
         clock.advance(minutes * 60)
@@ -126,11 +126,11 @@ def test_triggers_move_from_pending_to_active_after_their_hold(
 
 
 def test_a_resolved_trigger_leaves_the_open_list_and_stays_in_history(
-    services: Services, api: ApiClient, collector: FakeCollector, clock: Clock
+    services: Services, api: ApiClient, observer: FakeObserver, clock: Clock
 ) -> None:
-    _breach(collector)
+    _breach(observer)
     services.evaluate_now()
-    collector.observations = {"copilot": copilot_observation()}
+    observer.observations = {"copilot": copilot_observation()}
     clock.advance(60)
     services.evaluate_now()
     assert api.get("/v1/triggers").json()["triggers"] == []
@@ -139,9 +139,9 @@ def test_a_resolved_trigger_leaves_the_open_list_and_stays_in_history(
 
 
 def test_an_acknowledgement_records_who_knows_and_hides_nothing(
-    services: Services, api: ApiClient, collector: FakeCollector
+    services: Services, api: ApiClient, observer: FakeObserver
 ) -> None:
-    _breach(collector)
+    _breach(observer)
     services.evaluate_now()
     body = {"tier": "copilot", "by": "ana@example.com", "comment": "the RAG launch; resizing"}
     response = api.post("/v1/triggers/prompt-p95-above-plan/ack", json=body, headers=AUTH)
@@ -170,10 +170,10 @@ def test_an_acknowledgement_records_who_knows_and_hides_nothing(
     ],
 )  # fmt: skip
 def test_acknowledgement_errors(
-    services: Services, api: ApiClient, collector: FakeCollector, trigger: str, body: dict[str, Any], status: int,
+    services: Services, api: ApiClient, observer: FakeObserver, trigger: str, body: dict[str, Any], status: int,
     text: str,
 ) -> None:  # fmt: skip
-    _breach(collector)
+    _breach(observer)
     services.evaluate_now()
     response = api.post(f"/v1/triggers/{trigger}/ack", json=body, headers=AUTH)
     assert response.status_code == status
@@ -224,18 +224,18 @@ def test_the_openapi_document_describes_every_route(api: ApiClient) -> None:
     assert {"RecommendationsResponse", "TriggersResponse", "EvalResult"} <= doc["components"]["schemas"].keys()
 
 
-def test_reads_never_touch_the_collector(services: Services, api: ApiClient, collector: FakeCollector) -> None:
+def test_reads_never_touch_the_observer(services: Services, api: ApiClient, observer: FakeObserver) -> None:
     services.evaluate_now()
-    calls = collector.calls
+    calls = observer.calls
     for path in [*EVALUATED_ROUTES, "/v1/forecast", "/readyz", "/metrics"]:
         assert api.get(path).status_code == 200
-    assert collector.calls == calls
+    assert observer.calls == calls
 
 
 def test_an_observation_missing_for_a_tier_is_unknown_not_zero(
-    start: Callable[..., Services], collector: FakeCollector
+    start: Callable[..., Services], observer: FakeObserver
 ) -> None:
-    collector.observations = {"copilot": replace(copilot_observation(), replicas_ready=Measurement.unknown("down"))}
+    observer.observations = {"copilot": replace(copilot_observation(), replicas_ready=Measurement.unknown("down"))}
     services = start()
     services.evaluate_now()
     body = ApiClient(services.app).get("/v1/recommendations").json()

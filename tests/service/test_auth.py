@@ -11,7 +11,7 @@ import pytest
 from monitor.observe.model import Measurement
 from monitor.service.app import Services
 from tests.service.conftest import AUTH, TOKEN, ApiClient
-from tests.service.fakes import FakeCollector, copilot_observation
+from tests.service.fakes import FakeObserver, copilot_observation
 
 EVAL = {"model": "llama-70b", "precision": "fp8", "task_set": "t", "score": 0.8, "baseline_score": 0.8, "threshold": 0}
 WRITES = [
@@ -28,9 +28,9 @@ BAD_CREDENTIALS = [
 
 
 @pytest.fixture
-def breaching(services: Services, collector: FakeCollector) -> Services:
+def breaching(services: Services, observer: FakeObserver) -> Services:
     """A trigger holds, so an authorized acknowledgement succeeds."""
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
     return services
 

@@ -19,7 +19,7 @@ from monitor.cli import serve
 from monitor.service import app as app_module
 from tests.builders import EXAMPLES
 from tests.harness.stack import wait_for
-from tests.service.fakes import FakeCollector
+from tests.service.fakes import FakeObserver
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,8 +78,8 @@ def test_a_bad_plan_exits_2_listing_its_problems(tmp_path: Path) -> None:
 
 @pytest.fixture
 def fake_prometheus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI builds its own collector; give it the fake one."""
-    monkeypatch.setattr(app_module, "default_collector", lambda settings: FakeCollector())
+    """The CLI builds its own observer; give it the fake one."""
+    monkeypatch.setattr(app_module, "default_observer", lambda settings: FakeObserver())
 
 
 @pytest.mark.usefixtures("fake_prometheus")
@@ -100,10 +100,10 @@ _SERVER = textwrap.dedent(
     import sys
     from monitor.cli.serve import run
     from monitor.service.settings import load_settings
-    from tests.service.fakes import FakeCollector
+    from tests.service.fakes import FakeObserver
     settings = load_settings(overrides={"plan": sys.argv[1], "state_db": sys.argv[2], "listen": sys.argv[3],
                                         "evaluation_interval": "1s"}, env={})
-    run(settings, FakeCollector())
+    run(settings, FakeObserver())
     print("returned cleanly", flush=True)
     """
 )

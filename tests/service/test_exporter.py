@@ -18,7 +18,7 @@ from monitor.forecasts import TierForecast
 from monitor.observe.model import Measurement
 from monitor.service.app import Services, build_services
 from tests.service.conftest import make_settings
-from tests.service.fakes import NOW, Clock, FakeCollector, copilot_observation
+from tests.service.fakes import NOW, Clock, FakeObserver, copilot_observation
 
 GOLDEN = Path(__file__).parent / "golden" / "metrics.prom"
 
@@ -35,11 +35,11 @@ class StepTimer:
 
 
 @pytest.fixture
-def frozen(tmp_path: Path, clock: Clock, collector: FakeCollector) -> Iterator[Callable[[], Services]]:
+def frozen(tmp_path: Path, clock: Clock, observer: FakeObserver) -> Iterator[Callable[[], Services]]:
     built: list[Services] = []
 
     def build() -> Services:
-        s = build_services(make_settings(tmp_path), collector, clock=clock, timer=StepTimer(),
+        s = build_services(make_settings(tmp_path), observer, clock=clock, timer=StepTimer(),
                            registry=CollectorRegistry(), schedule=False)  # fmt: skip
         built.append(s)
         return s
@@ -61,7 +61,7 @@ def _exposition(services: Services) -> str:
     return generate_latest(services.registry).decode()
 
 
-def test_the_exposition_matches_the_golden_file(frozen: Callable[[], Services], collector: FakeCollector) -> None:
+def test_the_exposition_matches_the_golden_file(frozen: Callable[[], Services], observer: FakeObserver) -> None:
     services = frozen()
     services.results.update(lambda s: replace(s, forecasts={"copilot": _forecast()}, forecast_refit_at=NOW))
     observation = copilot_observation(
@@ -70,7 +70,7 @@ def test_the_exposition_matches_the_golden_file(frozen: Callable[[], Services], 
         prompt_p95=Measurement.of(40_000),
         cold_start_p95=Measurement.unknown("no pods started"),
     )
-    collector.observations = {"copilot": observation}
+    observer.observations = {"copilot": observation}
     services.evaluate_now()
     text = _exposition(services)
     if os.environ.get("PLANWATCH_UPDATE_GOLDEN"):
@@ -83,11 +83,11 @@ def test_the_exposition_matches_the_golden_file(frozen: Callable[[], Services], 
     "reachable",
     [pytest.param(True, id="with data"), pytest.param(False, id="with Prometheus away")],
 )
-def test_promtool_finds_nothing_to_lint(frozen: Callable[[], Services], collector: FakeCollector,
+def test_promtool_finds_nothing_to_lint(frozen: Callable[[], Services], observer: FakeObserver,
                                         reachable: bool) -> None:  # fmt: skip
     services = frozen()
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
-    collector.reachable = reachable
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.reachable = reachable
     services.evaluate_now()
     lint = subprocess.run(["promtool", "check", "metrics"], input=_exposition(services), capture_output=True,
                           text=True, timeout=30)  # fmt: skip
@@ -103,9 +103,9 @@ def _samples(services: Services, name: str) -> dict[str, float]:
     return out
 
 
-def test_unknown_values_are_omitted_not_zero(frozen: Callable[[], Services], collector: FakeCollector) -> None:
+def test_unknown_values_are_omitted_not_zero(frozen: Callable[[], Services], observer: FakeObserver) -> None:
     services = frozen()
-    collector.reachable = False
+    observer.reachable = False
     services.evaluate_now()
     assert _samples(services, "planwatch_current_replicas") == {}
     assert _samples(services, "planwatch_drift_status") == {}
@@ -130,10 +130,10 @@ def test_nothing_about_results_is_exported_before_the_first_evaluation(frozen: C
         pytest.param(31, 1.0, id="after its hold time it is 1 (active), same series"),
     ],
 )
-def test_trigger_active_is_the_state_in_the_value(frozen: Callable[[], Services], collector: FakeCollector,
+def test_trigger_active_is_the_state_in_the_value(frozen: Callable[[], Services], observer: FakeObserver,
                                                   clock: Clock, minutes: int, value: float) -> None:  # fmt: skip
     services = frozen()
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
     clock.advance(minutes * 60)
     services.evaluate_now()

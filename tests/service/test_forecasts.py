@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 from forecasting import ForecastInputError, synthetic_traffic
 from monitor.cli.main import build_app
 from monitor.forecasts import forecast_tier, history_series, known_points
-from monitor.observe.collector import DemandHistory
+from monitor.observe.observer import DemandHistory
 from monitor.service import schemas
 from monitor.service.app import Services
 from tests.service.conftest import ApiClient
-from tests.service.fakes import Clock, FakeCollector
+from tests.service.fakes import Clock, FakeObserver
 
 
 def _history(days: float, gap: slice | None = None) -> DemandHistory:
@@ -58,10 +58,10 @@ def test_no_history_is_an_error_not_a_flat_zero_forecast() -> None:
 
 
 def test_the_refit_job_publishes_forecasts_and_advice_plans_on_them(
-    services: Services, collector: FakeCollector, clock: Clock
+    services: Services, observer: FakeObserver, clock: Clock
 ) -> None:
-    collector.history = {"copilot": _history(14)}
-    clock.now = collector.history["copilot"].timestamps[-1]
+    observer.history = {"copilot": _history(14)}
+    clock.now = observer.history["copilot"].timestamps[-1]
     services.refit_now()
     services.evaluate_now()
     api = ApiClient(services.app)
@@ -73,12 +73,12 @@ def test_the_refit_job_publishes_forecasts_and_advice_plans_on_them(
 
 
 def test_a_failed_refit_keeps_the_previous_forecast_and_says_why(
-    services: Services, collector: FakeCollector, clock: Clock
+    services: Services, observer: FakeObserver, clock: Clock
 ) -> None:
-    collector.history = {"copilot": _history(14)}
-    clock.now = collector.history["copilot"].timestamps[-1]
+    observer.history = {"copilot": _history(14)}
+    clock.now = observer.history["copilot"].timestamps[-1]
     first = services.refit_now().forecasts["copilot"]
-    collector.reachable = False
+    observer.reachable = False
     clock.advance(3600)
     snapshot = services.refit_now()
     assert snapshot.forecasts["copilot"] is first
@@ -96,13 +96,13 @@ def test_a_failed_refit_keeps_the_previous_forecast_and_says_why(
     ],
 )
 def test_the_first_evaluation_after_start_up_plans_on_the_forecast(
-    services: Services, collector: FakeCollector, clock: Clock, first_job: str, has_forecast: bool
+    services: Services, observer: FakeObserver, clock: Clock, first_job: str, has_forecast: bool
 ) -> None:
     from monitor.service.app import _scheduler, refit_then_evaluate
     from monitor.service.jobs import run_evaluation
 
-    collector.history = {"copilot": _history(14)}
-    clock.now = collector.history["copilot"].timestamps[-1]
+    observer.history = {"copilot": _history(14)}
+    clock.now = observer.history["copilot"].timestamps[-1]
     jobs = {j.id: j for j in _scheduler(services.jobs).get_jobs()}
     assert jobs["first-refit"].func is refit_then_evaluate and jobs["evaluation"].func is run_evaluation
     jobs[first_job].func(*jobs[first_job].args)
@@ -111,12 +111,12 @@ def test_the_first_evaluation_after_start_up_plans_on_the_forecast(
 
 
 def test_the_cli_json_and_the_api_say_the_same_forecast_in_the_same_shape(
-    services: Services, collector: FakeCollector, clock: Clock, tmp_path: Path
+    services: Services, observer: FakeObserver, clock: Clock, tmp_path: Path
 ) -> None:
     """One history, with a gap: the API's /v1/forecast entry and `planwatch forecast --format json` on the same
     points as a CSV (the gap's rows left out) are the same document, but for the CLI's ramp."""
     history = _history(14, gap=slice(3000, 3040))
-    collector.history = {"copilot": history}
+    observer.history = {"copilot": history}
     clock.now = history.timestamps[-1]
     services.refit_now()
     (api_tier,) = ApiClient(services.app).get("/v1/forecast").json()["tiers"]

@@ -13,15 +13,15 @@ from monitor.plan import load_plan
 from monitor.service.app import Services
 from tests.builders import EXAMPLES
 from tests.service.conftest import ApiClient
-from tests.service.fakes import Clock, FakeCollector, copilot_observation
+from tests.service.fakes import Clock, FakeObserver, copilot_observation
 
 NOW = 1_800_000_000.0
 KEY = ("prompt-p95-above-plan", "copilot")
 
 
-def _long_prompts(collector: FakeCollector, since: float | None) -> None:
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
-    collector.since = since
+def _long_prompts(observer: FakeObserver, since: float | None) -> None:
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.since = since
 
 
 @pytest.mark.parametrize(
@@ -35,10 +35,10 @@ def _long_prompts(collector: FakeCollector, since: float | None) -> None:
     ],
 )
 def test_serve_judges_a_new_trigger_on_history(
-    services: Services, api: ApiClient, collector: FakeCollector, clock: Clock, began_minutes_ago: int | None,
+    services: Services, api: ApiClient, observer: FakeObserver, clock: Clock, began_minutes_ago: int | None,
     state: str,
 ) -> None:  # fmt: skip
-    _long_prompts(collector, None if began_minutes_ago is None else clock.now - began_minutes_ago * 60)
+    _long_prompts(observer, None if began_minutes_ago is None else clock.now - began_minutes_ago * 60)
     services.evaluate_now()
     (trigger,) = [t for t in api.get("/v1/triggers").json()["triggers"] if t["id"] == KEY[0]]
     assert trigger["state"] == state
@@ -56,10 +56,10 @@ def test_the_history_hold_is_the_earliest_unbroken_probe(
     began_minutes_ago: int, held_from_minutes_ago: int | None
 ) -> None:
     plan = load_plan(EXAMPLES / "support-copilot.yaml")
-    collector = FakeCollector()
-    _long_prompts(collector, NOW - began_minutes_ago * 60)
-    now_eval = evaluate(EvaluationInputs(plan, collector.collect(plan, NOW, "1h"), NOW))
+    observer = FakeObserver()
+    _long_prompts(observer, NOW - began_minutes_ago * 60)
+    now_eval = evaluate(EvaluationInputs(plan, observer.collect(plan, NOW, "1h"), NOW))
     assert KEY in {r.key for r in now_eval.current_triggers}
-    held = held_in_history(collector, plan, NOW, "1h", [KEY])
+    held = held_in_history(observer, plan, NOW, "1h", [KEY])
     expected = None if held_from_minutes_ago is None else NOW - held_from_minutes_ago * 60
     assert held.get(KEY) == expected

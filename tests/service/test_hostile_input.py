@@ -18,7 +18,7 @@ from monitor.service.app import Services
 from monitor.service.settings import ConfigError, load_settings
 from monitor.service.state import MAX_ACKS_PER_EPISODE
 from tests.service.conftest import AUTH, ApiClient
-from tests.service.fakes import FakeCollector, copilot_observation
+from tests.service.fakes import FakeObserver, copilot_observation
 
 EVAL = {"model": "llama-70b", "precision": "fp8", "task_set": "support-replies", "score": 0.71,
         "baseline_score": 0.80, "threshold": 0.02}  # fmt: skip
@@ -66,9 +66,9 @@ def _poison(db: Path) -> None:
 
 
 def test_a_poisoned_eval_row_is_skipped_counted_and_the_service_keeps_evaluating(
-    start: Callable[..., Services], collector: FakeCollector, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    start: Callable[..., Services], observer: FakeObserver, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    collector.observations = {"copilot": copilot_observation()}
+    observer.observations = {"copilot": copilot_observation()}
     first = start()
     first.close()
     _poison(tmp_path / "state.db")
@@ -146,8 +146,8 @@ def test_an_empty_api_token_says_writes_are_disabled(start: Callable[..., Servic
     assert "writes are disabled" in response.json()["detail"] and "empty" in response.json()["detail"]
 
 
-def test_acknowledgements_per_episode_are_bounded(services: Services, api: ApiClient, collector: FakeCollector) -> None:
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+def test_acknowledgements_per_episode_are_bounded(services: Services, api: ApiClient, observer: FakeObserver) -> None:
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
     url = "/v1/triggers/prompt-p95-above-plan/ack"
     body = {"tier": "copilot", "by": "oncall"}

@@ -1,4 +1,4 @@
-"""An evaluation cycle probes Prometheus once: the collector's probe is the health /readyz and /metrics show.
+"""An evaluation cycle probes Prometheus once: the observer's probe is the health /readyz and /metrics show.
 
 A real Prometheus logs every query it evaluates (`query_log_file`), so the count is the server's, not ours.
 """

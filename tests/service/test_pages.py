@@ -10,7 +10,7 @@ import pytest
 from monitor.observe.model import Measurement
 from monitor.service.app import Services
 from tests.service.conftest import AUTH, ApiClient
-from tests.service.fakes import FakeCollector, copilot_observation
+from tests.service.fakes import FakeObserver, copilot_observation
 
 
 def test_the_front_page_waits_for_the_first_evaluation(api: ApiClient) -> None:
@@ -27,10 +27,10 @@ def test_the_front_page_waits_for_the_first_evaluation(api: ApiClient) -> None:
     ],
 )
 def test_the_front_page_leads_with_the_answer(
-    services: Services, api: ApiClient, collector: FakeCollector, demand_rps: float, replicas: float, verdict: str,
+    services: Services, api: ApiClient, observer: FakeObserver, demand_rps: float, replicas: float, verdict: str,
     action: str,
 ) -> None:  # fmt: skip
-    collector.observations = {"copilot": copilot_observation(demand_rps=demand_rps, replicas=replicas)}
+    observer.observations = {"copilot": copilot_observation(demand_rps=demand_rps, replicas=replicas)}
     services.evaluate_now()
     page = api.get("/").text
     assert verdict in page
@@ -43,9 +43,9 @@ def test_the_front_page_leads_with_the_answer(
 
 
 def test_a_trigger_shows_on_the_front_page_with_what_to_do(
-    services: Services, api: ApiClient, collector: FakeCollector
+    services: Services, api: ApiClient, observer: FakeObserver
 ) -> None:
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
     page = api.get("/").text
     assert "prompt" in page.lower() and "pending" in page

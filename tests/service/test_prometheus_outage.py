@@ -1,7 +1,7 @@
 """Against a real Prometheus, with the scheduler running: stop Prometheus mid-run and start it again.
 
-The live case reads an hour of the support copilot's fleetsim history through the product's collector
-(`default_collector`), the service's clock at the history's end (10:30 New York on a Tuesday, business
+The live case reads an hour of the support copilot's fleetsim history through the product's observer
+(`default_observer`), the service's clock at the history's end (10:30 New York on a Tuesday, business
 hours): the recommendation is computed from what the fleet's vLLM and kube-state-metrics series say
 (4 ready replicas, the plan's; about 50 req/s of morning demand that 4 replicas serve, one more held as the
 floor of the coming peak, the plan copied with `spare: always`), then held while Prometheus is down.
@@ -21,7 +21,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from fleetsim.promstack import PrometheusProcess, free_port
-from monitor.service.app import Services, build_services, default_collector
+from monitor.service.app import Services, build_services, default_observer
 from tests.check.test_scenarios import COPILOT, REPO
 from tests.harness.stack import Stack, wait_for
 from tests.service.conftest import ApiClient, make_settings
@@ -56,7 +56,7 @@ def _serve(
 ) -> Services:
     settings = make_settings(tmp_path, evaluation_interval="1s", stale_after="1h", plan=str(plan),
                              prometheus={"url": url, "timeout": timeout, "retries": 0})  # fmt: skip
-    return build_services(settings, default_collector(settings), clock=clock)
+    return build_services(settings, default_observer(settings), clock=clock)
 
 
 def _copilot_with_a_spare(tmp_path: Path) -> Path:
@@ -88,7 +88,7 @@ def _prometheus(stack: Stack, target: str, data: Path | None = None) -> Promethe
 
 
 def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_target: str, stack: Stack) -> None:
-    """Demand and replicas come from the fleet's history through the product's collector: the recommendation
+    """Demand and replicas come from the fleet's history through the product's observer: the recommendation
     is live, then held while Prometheus is down, then live again."""
     _backfill(tmp_path / "data")
     with _prometheus(stack, fleet_target, tmp_path / "data") as prometheus:
@@ -118,10 +118,10 @@ def test_an_outage_mid_run_degrades_holds_and_recovers(tmp_path: Path, fleet_tar
             services.close()
 
 
-def test_the_real_collector_reports_an_outage_as_unreachable_and_recovers(
+def test_the_real_observer_reports_an_outage_as_unreachable_and_recovers(
     tmp_path: Path, fleet_target: str, stack: Stack
 ) -> None:
-    """monitor.source's collector against a Prometheus with no vLLM series: reachable but all unknown (held,
+    """monitor.source's observer against a Prometheus with no vLLM series: reachable but all unknown (held,
     stale, yet ready), then PrometheusUnreachable while it is stopped (degraded), then ready again."""
     with _prometheus(stack, fleet_target) as prometheus:
         services = _serve(tmp_path, prometheus.url)

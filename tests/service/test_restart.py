@@ -8,18 +8,18 @@ from collections.abc import Callable
 from monitor.observe.model import Measurement
 from monitor.service.app import Services
 from tests.service.conftest import AUTH, ApiClient
-from tests.service.fakes import Clock, FakeCollector, copilot_observation
+from tests.service.fakes import Clock, FakeObserver, copilot_observation
 
 EVAL = {"model": "llama-70b", "precision": "fp8", "task_set": "support", "score": 0.70, "baseline_score": 0.80,
         "threshold": 0.02}  # fmt: skip
 
 
 def test_history_acknowledgements_and_evals_survive_a_restart(
-    start: Callable[..., Services], collector: FakeCollector, clock: Clock
+    start: Callable[..., Services], observer: FakeObserver, clock: Clock
 ) -> None:
     first = start()
     api = ApiClient(first.app)
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     first.evaluate_now()
     api.post("/v1/triggers/prompt-p95-above-plan/ack", json={"tier": "copilot", "by": "ana"}, headers=AUTH)
     assert api.post("/v1/evals", json=EVAL, headers=AUTH).status_code == 201
@@ -38,12 +38,12 @@ def test_history_acknowledgements_and_evals_survive_a_restart(
 
 
 def test_a_resolved_episode_stays_resolved_after_a_restart(
-    start: Callable[..., Services], collector: FakeCollector, clock: Clock
+    start: Callable[..., Services], observer: FakeObserver, clock: Clock
 ) -> None:
     first = start()
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     first.evaluate_now()
-    collector.observations = {"copilot": copilot_observation()}
+    observer.observations = {"copilot": copilot_observation()}
     clock.advance(60)
     first.evaluate_now()
     first.close()
@@ -53,10 +53,10 @@ def test_a_resolved_episode_stays_resolved_after_a_restart(
     assert episode["resolved_at"] == 1_800_000_060.0
 
 
-def _scale_down_time(start: Callable[..., Services], collector: FakeCollector, clock: Clock, restart: bool) -> float:
+def _scale_down_time(start: Callable[..., Services], observer: FakeObserver, clock: Clock, restart: bool) -> float:
     """Demand falls to one replica's worth at t0; return when scale-down is first recommended."""
     services = start()
-    collector.observations = {"copilot": copilot_observation(demand_rps=10.0, replicas=3.0)}
+    observer.observations = {"copilot": copilot_observation(demand_rps=10.0, replicas=3.0)}
     t0 = clock.now
     for minute in range(0, 60):
         clock.now = t0 + minute * 60
@@ -71,7 +71,7 @@ def _scale_down_time(start: Callable[..., Services], collector: FakeCollector, c
 
 
 def test_the_scale_down_cooldown_survives_a_restart(
-    start: Callable[..., Services], collector: FakeCollector, clock: Clock
+    start: Callable[..., Services], observer: FakeObserver, clock: Clock
 ) -> None:
     """Forgetting low_since on restart would scale down at minute 40 (10 + 30), not 30."""
-    assert _scale_down_time(start, collector, clock, restart=True) == 30 * 60
+    assert _scale_down_time(start, observer, clock, restart=True) == 30 * 60

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from fleetsim.promstack import PrometheusProcess
-from monitor.service.app import build_services, default_collector
+from monitor.service.app import build_services, default_observer
 from tests.check.test_scenarios import COPILOT, REPO
 from tests.harness.stack import Stack
 from tests.service.conftest import ApiClient, make_settings
@@ -58,7 +58,7 @@ def _service_view(tmp_path: Path, plan: Path, url: str) -> tuple[dict[str, Any],
     after one refit at NOW."""
     settings = make_settings(tmp_path, plan=str(plan), stale_after="1h",
                              prometheus={"url": url, "timeout": 30, "retries": 0})  # fmt: skip
-    services = build_services(settings, default_collector(settings), clock=lambda: NOW, schedule=False)
+    services = build_services(settings, default_observer(settings), clock=lambda: NOW, schedule=False)
     try:
         services.refit_now()
         services.evaluate_now()

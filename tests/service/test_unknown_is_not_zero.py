@@ -12,7 +12,7 @@ from monitor.observe.model import Measurement
 from monitor.service.app import Services
 from monitor.service.results import Outcome
 from tests.service.conftest import ApiClient
-from tests.service.fakes import Clock, FakeCollector, copilot_observation
+from tests.service.fakes import Clock, FakeObserver, copilot_observation
 
 
 def _recommendation(api: ApiClient) -> dict[str, Any]:
@@ -21,14 +21,14 @@ def _recommendation(api: ApiClient) -> dict[str, Any]:
 
 
 def test_an_outage_holds_the_fleet_keeps_the_triggers_and_recovers(
-    services: Services, api: ApiClient, collector: FakeCollector, clock: Clock
+    services: Services, api: ApiClient, observer: FakeObserver, clock: Clock
 ) -> None:
-    collector.observations = {"copilot": copilot_observation(demand_rps=70.0, prompt_p95=Measurement.of(40_000))}
+    observer.observations = {"copilot": copilot_observation(demand_rps=70.0, prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
     assert _recommendation(api)["recommended_replicas"] == 5
     (before,) = api.get("/v1/triggers").json()["triggers"]
 
-    collector.reachable = False
+    observer.reachable = False
     clock.advance(60)
     services.evaluate_now()
     ready = api.get("/readyz")
@@ -50,7 +50,7 @@ def test_an_outage_holds_the_fleet_keeps_the_triggers_and_recovers(
     services.evaluate_now()
     assert api.get("/v1/triggers").json()["triggers"][0]["state"] == "pending"
 
-    collector.reachable = True
+    observer.reachable = True
     clock.advance(60)
     services.evaluate_now()
     assert api.get("/readyz").status_code == 200
@@ -60,8 +60,8 @@ def test_an_outage_holds_the_fleet_keeps_the_triggers_and_recovers(
 
 
 def test_prometheus_away_at_startup_holds_the_planned_replicas(services: Services, api: ApiClient,
-                                                               collector: FakeCollector) -> None:  # fmt: skip
-    collector.reachable = False
+                                                               observer: FakeObserver) -> None:  # fmt: skip
+    observer.reachable = False
     services.evaluate_now()
     rec = _recommendation(api)
     assert (rec["recommended_replicas"], rec["stale"]) == (4, True)  # replicas.planned of the plan
@@ -74,10 +74,10 @@ def test_prometheus_away_at_startup_holds_the_planned_replicas(services: Service
 
 
 def test_a_series_that_goes_missing_keeps_its_trigger(services: Services, api: ApiClient,
-                                                      collector: FakeCollector) -> None:  # fmt: skip
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
+                                                      observer: FakeObserver) -> None:  # fmt: skip
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.of(40_000))}
     services.evaluate_now()
-    collector.observations = {"copilot": copilot_observation(prompt_p95=Measurement.unknown("no series"))}
+    observer.observations = {"copilot": copilot_observation(prompt_p95=Measurement.unknown("no series"))}
     services.evaluate_now()
     (held,) = api.get("/v1/triggers").json()["triggers"]
     assert held["id"] == "prompt-p95-above-plan" and held["held_over_unknown"] is True
@@ -101,18 +101,18 @@ def test_old_data_is_degraded(services: Services, api: ApiClient, clock: Clock, 
         assert "the data is 181 s old (limit 180 s)" in response.json()["reasons"]
 
 
-class _BrokenCollector(FakeCollector):
+class _BrokenObserver(FakeObserver):
     def collect(self, plan, now, window):  # type: ignore[no-untyped-def]
         raise RuntimeError("bad response shape")
 
 
-def test_a_failing_collector_is_reported_and_holds(start: Callable[..., Services], caplog: pytest.LogCaptureFixture,
+def test_a_failing_observer_is_reported_and_holds(start: Callable[..., Services], caplog: pytest.LogCaptureFixture,
                                                    ) -> None:  # fmt: skip
     services = start()
-    broken = _BrokenCollector()
-    object.__setattr__(services.jobs, "collector", broken)
+    broken = _BrokenObserver()
+    object.__setattr__(services.jobs, "observer", broken)
     snapshot = services.evaluate_now()
     assert snapshot.outcome is Outcome.ERROR and "bad response shape" in snapshot.last_error
     body = ApiClient(services.app).get("/readyz").json()
-    assert any("collector failed: RuntimeError: bad response shape" in r for r in body["reasons"])
+    assert any("observer failed: RuntimeError: bad response shape" in r for r in body["reasons"])
     assert "collecting observations failed" in caplog.text

@@ -1,6 +1,6 @@
-"""What the collector reads per tier, as data: each observation field's catalog query and window, the histograms
+"""What the observer reads per tier, as data: each observation field's catalog query and window, the histograms
 and the quantiles derived from them, the recorded form of each field (`monitor.queries.recorded`), and which
-gates apply to which field. `monitor.collector` runs them; `queries_per_tier` counts them.
+gates apply to which field. `monitor.observer` runs them; `queries_per_tier` counts them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Prometheus-backed Collector: catalog queries per tier -> typed observations (an adapter, I/O).
+"""The Prometheus-backed Observer: catalog queries per tier -> typed observations (an adapter, I/O).
 
 Every query is per tier and aggregated in PromQL, so their number is fixed per tier (`queries_per_tier`)
 and does not grow with the replica count; they run concurrently on a small thread pool. Where the
@@ -27,14 +27,14 @@ from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import Any, cast
 
-from monitor import collector_fields as reads
+from monitor import observer_fields as reads
 from monitor import queries as q
 from monitor.batch_collect import with_batch_readings
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile, merged_quantile_bound
 from monitor.observe.caveats import Pods, absent_key_series, explain_gpus, gpus_unexplained, speculative_decoding
-from monitor.observe.collector import DemandHistory, SourceHealth
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation
+from monitor.observe.observer import DemandHistory, SourceHealth
 from monitor.plan.model import FLEET, Plan, Tier
 from monitor.queries.recorded import Recorded, earliest, freshness
 from monitor.queries.reproduce import fraction_over_expr, quantile_expr
@@ -43,7 +43,7 @@ from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, g
 from monitor.source import check as check_health
 from monitor.units import parse_duration
 
-__all__ = ["BURN_WINDOWS", "PrometheusCollector", "queries_per_tier"]
+__all__ = ["BURN_WINDOWS", "PrometheusObserver", "queries_per_tier"]
 
 # Re-exported where the replay and the benchmarks have always read them.
 BURN_WINDOWS = reads.BURN_WINDOWS
@@ -77,7 +77,7 @@ class _Mode:
 
 
 @dataclass
-class PrometheusCollector:
+class PrometheusObserver:
     source: PrometheusSource
     long_window: str = "7d"
     max_age_seconds: float = 300.0

@@ -1,4 +1,4 @@
-"""The seam between the pure core and Prometheus: what a collector must provide.
+"""The seam between the pure core and Prometheus: what an observer must provide.
 
 The real implementation lives next to the Prometheus adapter (`monitor.source`); tests and the demo can
 pass any object with these methods.
@@ -12,7 +12,7 @@ from typing import Protocol
 from monitor.observe.model import TierObservation
 from monitor.plan.model import Plan
 
-__all__ = ["Collector", "DemandHistory", "SourceHealth"]
+__all__ = ["DemandHistory", "Observer", "SourceHealth"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class DemandHistory:
 @dataclass(frozen=True)
 class SourceHealth:
     """Prometheus as one probe found it: the one type for its health, from the probe (`monitor.source.check`)
-    through the collector to the service's /readyz and /metrics. `reachable` is None before the first probe
+    through the observer to the service's /readyz and /metrics. `reachable` is None before the first probe
     (or when the check itself failed); `checked_at` is the evaluation time it was taken for."""
 
     reachable: bool | None
@@ -40,7 +40,7 @@ class SourceHealth:
     version: str | None = None  # the server's build info, where it serves one
 
 
-class Collector(Protocol):
+class Observer(Protocol):
     def collect(self, plan: Plan, now: float, window: str) -> dict[str, TierObservation]:
         """One observation per tier over `window` ending at `now`. Raises PrometheusUnreachable."""
         ...
