@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
+from functools import cache
 from typing import Any, cast
 
 from monitor import observer_fields as reads
@@ -114,7 +115,9 @@ class PrometheusObserver:
             raise
         pool.shutdown()
         shares = {t.name: covered(rates["5m"][t.name]) for t in plan.tiers}
-        tiers = {t.name: self._observation(plan, t, values[t.name], now, window, shares[t.name]) for t in plan.tiers}
+        gpus = cache(lambda: self._gpu_pods(plan, window, now))  # fleet-wide: read once a cycle, if a tier needs it
+        tiers = {t.name: self._observation(plan, t, values[t.name], now, window, shares[t.name], gpus)
+                 for t in plan.tiers}  # fmt: skip
         prompt = {n: cast(_Buckets, v[("buckets", "prompt", window)]).samples for n, v in values.items()}
         output = {n: cast(_Buckets, v[("buckets", "output", window)]).samples for n, v in values.items()}
         queries = {kind: {n: cast(_Buckets, v[("buckets", kind, window)]).expr for n, v in values.items()}
@@ -241,7 +244,14 @@ class PrometheusObserver:
         return replace(h, newest_sample_age_seconds=_finite(age.samples[0].value) if age.samples else None)
 
     def _observation(
-        self, plan: Plan, tier: Tier, fetched: Mapping[tuple[str, ...], Any], now: float, window: str, share: float
+        self,
+        plan: Plan,
+        tier: Tier,
+        fetched: Mapping[tuple[str, ...], Any],
+        now: float,
+        window: str,
+        share: float,
+        gpus: Callable[[], Pods],
     ) -> TierObservation:
         values = {key[1]: v for key, v in fetched.items() if key[0] == "value"}
         values.update(_quantiles(tier, fetched, window))
@@ -260,7 +270,7 @@ class PrometheusObserver:
         for key in reads.OVER_HISTORY:
             gated[key] = history_gate(gated[key], share, self.long_window, self.min_history_share)
         if gpus_unexplained(gated):
-            gated = explain_gpus(gated, *self._gpu_join(tier, window, now))
+            gated = explain_gpus(gated, gpus(), self._tier_pods(tier, window, now))
         no_ksm = not gated["replicas_ready"].known
         if no_ksm and gated["replicas_up"].known:
             gated["replicas_ready"] = replace(gated["replicas_up"], reason="kube-state-metrics absent: replicas up")
@@ -283,11 +293,15 @@ class PrometheusObserver:
                 "README (Pointing it at a real cluster)") if found else ""  # fmt: skip
         return Measurement.unknown(absent_key_series(str(tier.label_selector), hint), age.query, age.window)
 
-    def _gpu_join(self, tier: Tier, window: str, now: float) -> tuple[Pods, Pods]:
-        """Both sides of the GPU join, read only when a GPU value is "no data": every GPU by pod, the tier's pods."""
-        gpus = self.source.instant(q.GPU_PODS.for_tier(tier.label_selector, window=window), at=now).samples
-        replicas = self.source.instant(q.TIER_PODS.for_tier(tier.label_selector, window=window), at=now).samples
-        return Pods.of([(s.labels, s.value) for s in gpus]), Pods.of([(s.labels, s.value) for s in replicas])
+    # The two sides of the GPU join, read only when a GPU value is "no data" (to say why): every GPU by pod, which
+    # is the same for every tier (so `collect` reads it once a cycle), and the tier's replicas by pod.
+    def _gpu_pods(self, plan: Plan, window: str, now: float) -> Pods:
+        expr = q.GPU_PODS.for_tier(plan.tiers[0].label_selector, window=window)  # no tier selector in it
+        return Pods.of([(s.labels, s.value) for s in self.source.instant(expr, at=now).samples])
+
+    def _tier_pods(self, tier: Tier, window: str, now: float) -> Pods:
+        expr = q.TIER_PODS.for_tier(tier.label_selector, window=window)
+        return Pods.of([(s.labels, s.value) for s in self.source.instant(expr, at=now).samples])
 
     def _enough(self, value: Measurement, requests: float | None, window: str) -> Measurement:
         """A per-request statistic from a handful of requests is noise: unknown below `min_requests`,

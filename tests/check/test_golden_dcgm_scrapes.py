@@ -17,12 +17,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from fleetsim.promstack import RESTORE_VLLM_COLONS, ScrapeJob
 from monitor import queries as q
+from monitor.observer import PrometheusObserver
+from monitor.plan import Plan, parse_plan
 from monitor.queries import Query
-from monitor.source import HttpPrometheusSource, SourceSettings, measurement
-from tests.check.golden import check_tiers, scraping
+from monitor.source import HttpPrometheusSource, InstantResult, SourceSettings, measurement
+from tests.check.golden import REPO, check_tiers, scraping
 from tests.harness.replay import ReplayExporter
 from tests.harness.stack import api_query
 
@@ -138,3 +141,34 @@ def test_catalog_counts_the_devices_a_real_dcgm_dump_implies(
     with HttpPrometheusSource(SourceSettings(url=scraped, retries=0)) as source:
         m = measurement(source.instant(query.for_tier({"tier": tier}, window="1m"), time.time()))
     assert m.value == value, m
+
+
+class _Counting(HttpPrometheusSource):
+    """The real source, counting the queries it sends."""
+
+    def __init__(self, settings: SourceSettings) -> None:
+        super().__init__(settings)
+        self.sent: list[str] = []
+
+    def instant(self, query: str, at: float | None = None) -> InstantResult:
+        self.sent.append(query)
+        return super().instant(query, at)
+
+
+def _both_tiers() -> Plan:
+    """The copilot plan with the two tiers the scrape labels (half the traffic each)."""
+    data = yaml.safe_load((REPO / "examples" / "support-copilot.yaml").read_text())
+    tier = data["tiers"][0]
+    data["tiers"] = [{**tier, "name": name, "routing": {"share": 0.5}} for name in TIERS]
+    return parse_plan(yaml.safe_dump(data))
+
+
+def test_every_gpu_by_pod_is_read_once_a_cycle_whatever_number_of_tiers_need_it(scraped: str) -> None:
+    """Both tiers have a GPU value that is "no data" (the L4's join, the T4's XID field), so both want the
+    fleet-wide side of the join: one query serves them, and each tier's reason still names its own side."""
+    with _Counting(SourceSettings(url=scraped, retries=0)) as source:
+        observed = PrometheusObserver(source, long_window="1h").collect(_both_tiers(), time.time(), "10s")
+    gpu_pods = q.GPU_PODS.for_tier({"tier": "l4"}, window="10s")
+    assert source.sent.count(gpu_pods) == 1
+    assert NO_POD in observed["l4"].gpu_utilization.reason
+    assert "report no DCGM_FI_DEV_XID_ERRORS" in observed["t4"].gpu_xid_errors.reason
