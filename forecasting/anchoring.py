@@ -2,16 +2,15 @@
 
     forecast'(h) = w(h) x a + (1 - w(h)) x forecast(h),   w(h) = w0 x 2^(-(h - 1) / half_life)
 
-a is the recent level, the median of the last 15 minutes (a median of three 5-minute points drops one odd
-scrape). Why: on real traffic the change over the next hour is mostly not the daily shape's (on the
-ServeGen trace the correlation of any model's predicted 1 h change with the realized one is 0.03-0.2),
-so "as now" beats every seasonal model 1 h ahead, while the daily cycle wins by the afternoon. How much
-to trust "now" and for how long differs by series (a smooth aggregate of many clients vs a spiky web
-service), so w0 and the half-life are chosen per series and model on its own backtest windows: the pair
-of a small grid with the lowest MAE over the windows. w0 = 0 (no anchoring) is on the grid, so a model
-whose first hours are already right keeps them. Half-lives stop at 8 h: the anchor is about the next
-hours, and a longer one would flatten the next day's cycle toward the present value on the windows'
-noise.
+a is the recent level, the median of the last 15 minutes, an odd count of points (a median of three 5-minute
+points drops one odd scrape). Why: on real traffic the change over the next hour is mostly not the daily
+shape's (on the ServeGen trace the correlation of any model's predicted 1 h change with the realized one is
+0.03-0.2), so "as now" beats every seasonal model 1 h ahead, while the daily cycle wins by the afternoon.
+How much to trust "now" and for how long differs by series (a smooth aggregate of many clients vs a spiky
+web service), so w0 and the half-life are chosen per series and model on its own backtest windows: the pair
+of a small grid with the lowest MAE over the windows. w0 = 0 (no anchoring) is on the grid, so a model whose
+first hours are already right keeps them. Half-lives stop at 8 h: the anchor is about the next hours, and a
+longer one would flatten the next day's cycle toward the present value on the windows' noise.
 
 Two ways to lean on "now" are on the grid, and the backtest picks between them with the pair:
 - blend: toward the flat level a (the path above), right when the model's hourly changes are noise;
@@ -59,7 +58,7 @@ def recent_level_steps(step_seconds: float) -> int:
 
 
 def recent_level(values: FloatArray, step_seconds: float) -> float:
-    """Median of the finite values of the last 15 minutes; NaN when none is finite."""
+    """Median of the finite values of the last `recent_level_steps` points; NaN when none is finite."""
     window = values[-recent_level_steps(step_seconds) :]
     finite = window[np.isfinite(window)]
     return float(np.median(finite)) if finite.size else float("nan")
@@ -93,7 +92,11 @@ class Anchor:
         if self.weight == 0.0:
             return "not anchored to the recent level (the backtest gains nothing from it)"
         how = "anchored by shifting the path by its miss of" if self.shift else "anchored to"
-        return f"{how} the last 15 min level, weight {self.weight:.0%} halving every {self.half_life_s / 3600.0:g} h"
+        minutes = recent_level_steps(self.step_seconds) * self.step_seconds / 60.0
+        return (
+            f"{how} the last {minutes:g} min level, weight {self.weight:.0%} halving every "
+            f"{self.half_life_s / 3600.0:g} h"
+        )
 
     @classmethod
     def fit(cls, actual: FloatArray, forecast: FloatArray, levels: FloatArray, step_seconds: float) -> Anchor:

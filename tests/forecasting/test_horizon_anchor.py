@@ -98,3 +98,15 @@ def test_the_joined_path_has_no_jump() -> None:
     assert float(np.abs(np.diff(path)).max()) <= gap / (HOUR_5MIN + 1) + max(
         float(np.abs(np.diff(p)).max()) for p in pieces
     )
+
+
+@pytest.mark.parametrize(
+    ("step", "minutes"),
+    [
+        pytest.param(300.0, "15", id="5-minute steps: three points, 15 minutes"),
+        pytest.param(600.0, "30", id="10-minute steps: three points, so the reason says 30 minutes, not 15"),
+        pytest.param(3600.0, "60", id="an hourly series: its last hour"),
+    ],
+)
+def test_the_reason_names_the_window_the_level_is_taken_over(step: float, minutes: str) -> None:
+    assert f"the last {minutes} min level" in Anchor(0.5, 3600.0, step).describe()
