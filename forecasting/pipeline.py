@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from forecasting.anchoring import Anchor, recent_level
+from forecasting.anchoring import HorizonAnchor, recent_level
 from forecasting.backtest import (
     BacktestReport,
     BacktestRun,
@@ -105,10 +105,10 @@ class _Selection:
     reason: str
     report: BacktestReport | None
     peak: PeakCalibration | None = None
-    anchors: Mapping[str, Anchor] | None = None
+    anchors: Mapping[str, HorizonAnchor] | None = None
 
-    def anchor(self, label: str, step_seconds: float) -> Anchor:
-        return (self.anchors or {}).get(label) or Anchor.none(step_seconds)
+    def anchor(self, label: str, step_seconds: float) -> HorizonAnchor:
+        return (self.anchors or {}).get(label) or HorizonAnchor.none(step_seconds)
 
 
 def _backtest(
@@ -156,10 +156,11 @@ def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
     return daily_mae >= _WEEKLY_DOMINANCE * weekly_mae
 
 
-def _anchored(run: BacktestRun, step_seconds: float) -> tuple[BacktestRun, Anchor]:
-    """The run with its first hours blended toward each origin's recent level, by the anchor it fits best."""
-    anchor = Anchor.fit(run.actual, run.forecast, run.levels, step_seconds)
-    if anchor.weight == 0.0:
+def _anchored(run: BacktestRun, step_seconds: float) -> tuple[BacktestRun, HorizonAnchor]:
+    """The run with its first hours blended toward each origin's recent level, by the anchor it fits best
+    (over the whole windows, and over their first hour on its own: `anchoring.HorizonAnchor`)."""
+    anchor = HorizonAnchor.fit(run.actual, run.forecast, run.levels, step_seconds)
+    if not anchor.anchored:
         return run, anchor
     forecast = np.stack([anchor.apply(row, level) for row, level in zip(run.forecast, run.levels, strict=True)])
     return BacktestRun(run.model, run.actual, forecast, run.levels), anchor
@@ -289,7 +290,7 @@ def _select(
     return _Selection(model, calibration, reason, report, peak, anchors)
 
 
-def _anchored_path(point: PointForecast, anchor: Anchor, level: float) -> PointForecast:
+def _anchored_path(point: PointForecast, anchor: HorizonAnchor, level: float) -> PointForecast:
     return PointForecast(point.model, point.timestamps_s, anchor.apply(point.mean, level))
 
 

@@ -1,0 +1,112 @@
+"""The first hour's own anchor (`HorizonAnchor`) and the odd-count recent level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from forecasting.anchoring import Anchor, HorizonAnchor, recent_level, recent_level_steps
+
+HOUR_5MIN = 12  # steps in an hour at 5 minutes
+
+
+@pytest.mark.parametrize(
+    ("values", "step", "level"),
+    [
+        pytest.param(
+            [1500.0, 1500.0, 13.6], 600.0, 1500.0, id="at 10-minute steps three points drop a last scrape near zero"
+        ),
+        pytest.param([9.0, 1500.0, 1400.0, 13.6], 600.0, 1400.0, id="the three last points, not the fourth"),
+        pytest.param([5.0, 1.0, 2.0, 30.0, 3.0], 300.0, 3.0, id="at 5-minute steps still three points"),
+        pytest.param([5.0, 7.0], 3600.0, 7.0, id="an hourly series still anchors on its last hour"),
+    ],
+)
+def test_the_recent_level_is_the_median_of_an_odd_count(values: list[float], step: float, level: float) -> None:
+    assert recent_level_steps(step) % 2 == 1
+    assert recent_level(np.array(values), step) == pytest.approx(level)
+
+
+@pytest.mark.parametrize(
+    ("step", "horizon", "expected"),
+    [
+        pytest.param(
+            300.0, 26, [1.0] * 12 + [1 - k / 13 for k in range(1, 13)] + [0.0, 0.0], id="5 min: 12 steps each"
+        ),
+        pytest.param(600.0, 14, [1.0] * 6 + [1 - k / 7 for k in range(1, 7)] + [0.0, 0.0], id="10 min: 6 steps each"),
+        pytest.param(3600.0, 4, [1.0, 0.5, 0.0, 0.0], id="an hourly series: one step each"),
+    ],
+)
+def test_the_first_hour_anchor_holds_for_an_hour_then_hands_over_linearly(
+    step: float, horizon: int, expected: list[float]
+) -> None:
+    assert np.allclose(HorizonAnchor.none(step).short_share(horizon), expected)
+
+
+def persistent_first_hour(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Windows whose actual stays at the origin's level for an hour, then follows the model's path exactly
+    (a level that persists for the cold-start horizon and a daily shape that is right afterwards)."""
+    rng = np.random.default_rng(seed)
+    h = np.arange(288)
+    model = 100.0 + 40.0 * np.sin(2 * np.pi * h / 288.0)
+    levels = model[0] + rng.uniform(-30.0, 30.0, 14)
+    actual = np.tile(model, (14, 1))
+    actual[:, :HOUR_5MIN] = levels[:, None]
+    return actual + rng.normal(0.0, 0.5, actual.shape), np.tile(model, (14, 1)), levels
+
+
+def test_the_path_at_one_hour_is_the_best_by_the_first_hours_backtest() -> None:
+    """A whole-day fit chooses a half-life for the whole window and lets the level go before the hour is
+    out; the first hour's block, fitted on its own, keeps it to the cold-start horizon (fails on one fit)."""
+    actual, model, levels = persistent_first_hour(18)
+    whole = Anchor.fit(actual, model, levels, 300.0)
+    joined = HorizonAnchor.fit(actual, model, levels, 300.0)
+    one_hour = HOUR_5MIN - 1
+    whole_error = np.abs(np.stack([whole.apply(f, a) for f, a in zip(model, levels, strict=True)]) - actual)
+    joined_error = np.abs(np.stack([joined.apply(f, a) for f, a in zip(model, levels, strict=True)]) - actual)
+    assert joined_error[:, one_hour].mean() < 0.3 * whole_error[:, one_hour].mean()
+    assert joined_error[:, 3 * HOUR_5MIN :].mean() <= whole_error[:, 3 * HOUR_5MIN :].mean() + 1e-9  # same after 2 h
+    assert joined.long == whole and joined.short.weight >= 0.9
+    assert "first 1 h anchored" in joined.describe()
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        pytest.param("exact model", "not anchored to the recent level", id="an exact model is not anchored at all"),
+        pytest.param("nan level", "unchanged", id="no recent observation leaves the joined path as the model's"),
+    ],
+)
+def test_nothing_to_anchor_leaves_the_model_path(case: str, expected: str) -> None:
+    actual, model, levels = persistent_first_hour(4)
+    if case == "exact model":
+        anchor = HorizonAnchor.fit(actual, actual, levels, 300.0)
+        assert not anchor.anchored and anchor.describe().startswith(expected)
+        assert np.array_equal(anchor.apply(actual[0], levels[0]), actual[0])
+    else:
+        anchor = HorizonAnchor.fit(actual, model, levels, 300.0)
+        assert anchor.anchored
+        assert np.array_equal(anchor.apply(model[0], float("nan")), model[0])
+
+
+def test_the_joined_path_has_no_jump() -> None:
+    """Where the first hour's anchor hands over, the path moves by no more than either piece's own step."""
+    actual, model, levels = persistent_first_hour(9)
+    anchor = HorizonAnchor.fit(actual, model, levels, 300.0)
+    path = anchor.apply(model[0], levels[0] + 25.0)
+    pieces = [anchor.short.apply(model[0], levels[0] + 25.0), anchor.long.apply(model[0], levels[0] + 25.0)]
+    gap = float(np.abs(pieces[0] - pieces[1])[HOUR_5MIN - 1 : 2 * HOUR_5MIN + 1].max())
+    assert float(np.abs(np.diff(path)).max()) <= gap / (HOUR_5MIN + 1) + max(
+        float(np.abs(np.diff(p)).max()) for p in pieces
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "minutes"),
+    [
+        pytest.param(300.0, "15", id="5-minute steps: three points, 15 minutes"),
+        pytest.param(600.0, "30", id="10-minute steps: three points, so the reason says 30 minutes, not 15"),
+        pytest.param(3600.0, "60", id="an hourly series: its last hour"),
+    ],
+)
+def test_the_reason_names_the_window_the_level_is_taken_over(step: float, minutes: str) -> None:
+    assert f"the last {minutes} min level" in Anchor(0.5, 3600.0, step).describe()
