@@ -63,3 +63,17 @@ def test_other_commands_help_loads_no_forecasting_models(command: str) -> None:
     done, loaded = _loaded(command, "--help")
     assert "Usage" in done.stdout, done.stdout
     assert "statsmodels" not in loaded, loaded
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("check", id="check --help loads no scipy: the sizing imports it where it computes (~0.4 s)"),
+        pytest.param("measurements", id="measurements --help loads no scipy"),
+        pytest.param("size", id="size --help loads no scipy"),
+    ],
+)
+def test_commands_help_loads_no_scipy(command: str) -> None:
+    done, loaded = _loaded(command, "--help")
+    assert "Usage" in done.stdout, done.stdout
+    assert "scipy" not in loaded, loaded
