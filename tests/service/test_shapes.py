@@ -1,6 +1,7 @@
 """One definition of the evaluation's JSON (`monitor.shapes`): `planwatch check --format json` and
 `GET /v1/evaluation` on the same real Prometheus are instances of the same models, with exactly their keys in
 their order (unknown keys forbidden, no key left to a default), so a key added to a model appears in both.
+A trigger has the same keys whether or not this release's catalog still has it.
 
 History: an hour of two copilot replicas each finishing a request a second, with ordinary latencies.
 """
@@ -19,8 +20,10 @@ from typer.testing import CliRunner
 from fleetsim.promstack import PrometheusProcess
 from monitor import shapes
 from monitor.cli.main import build_app
+from monitor.export import trigger_shape
 from monitor.service import schemas
 from monitor.service.app import build_services, default_observer
+from monitor.triggers import Evidence, Severity, TriggerRecord, TriggerState, trigger_def
 from tests.harness.history import History, times
 from tests.harness.stack import Stack
 from tests.service.conftest import ApiClient, make_settings
@@ -113,3 +116,22 @@ def test_check_and_the_api_write_the_evaluation_with_the_same_keys(bodies: dict[
     assert _keys(check) == _keys(api)
     assert set(shapes.CheckDocument.model_fields) - set(shapes.Evaluation.model_fields) == {"forecast"}
     assert set(schemas.EvaluationResponse.model_fields) - set(shapes.Evaluation.model_fields) == {"source"}
+
+
+@pytest.mark.parametrize(
+    ("trigger", "known"),
+    [
+        pytest.param("prompt-p95-above-plan", True, id="a catalog trigger carries its catalog entry"),
+        pytest.param("a-trigger-a-past-release-had", False,
+                     id="an episode stored by a release whose catalog had the trigger: the same keys, nulls"),
+    ],
+)  # fmt: skip
+def test_a_trigger_has_every_key_whether_or_not_the_catalog_still_has_it(trigger: str, known: bool) -> None:
+    evidence = Evidence("prompt p95 40,000 > 2,000", {"prompt_p95": 40_000.0}, {"prompt_p95": 2_000.0})
+    record = TriggerRecord(trigger, "copilot", Severity.WARNING, TriggerState.ACTIVE, END - 60, END, evidence)
+    data = shapes.dump(trigger_shape(record))
+    assert list(data) == list(shapes.Trigger.model_fields)
+    entry = trigger_def(trigger) if known else None
+    assert (data["title"], data["mitigation"]) == ((entry.title, entry.mitigation) if entry else (None, None))
+    assert data["evidence"] == {"summary": "prompt p95 40,000 > 2,000", "observed": {"prompt_p95": 40_000.0},
+                                "plan": {"prompt_p95": 2_000.0}, "queries": []}  # fmt: skip
