@@ -7,6 +7,7 @@ same grammar with whole numbers only (`is_promql_duration`), so what validates a
 
 from __future__ import annotations
 
+import math
 import re
 
 from forecasting.errors import ForecastInputError
@@ -17,6 +18,7 @@ DURATION_UNITS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86_400.0, "
 _UNIT = "|".join(sorted(DURATION_UNITS, key=len, reverse=True))  # "ms" before "m" and "s"
 _PART = re.compile(rf"(\d*\.?\d+)({_UNIT})")
 _PROMQL = re.compile(rf"^(\d+({_UNIT}))+$")
+_WRITTEN = ("d", "h", "m", "s", "ms")
 EXAMPLES = "50ms, 90s, 5m, 24h, 7d, 2w or 1h30m"
 
 
@@ -49,9 +51,15 @@ def is_promql_duration(text: str) -> bool:
 
 
 def format_duration(seconds: float) -> str:
-    """The largest whole unit that fits, e.g. 86400 -> '1d', 5400 -> '90m', 300 -> '5m'."""
-    for unit in ("w", "d", "h", "m"):
-        size = DURATION_UNITS[unit]
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g}{unit}"
-    return f"{seconds:g}s"
+    """The one duration writer: whole numbers of each unit, largest first, to the millisecond, as PromQL writes
+    a range and `duration_seconds` reads it back: 5400 -> '1h30m', 86400 -> '1d', 90 -> '1m30s', 0.05 -> '50ms'.
+    Days are the largest unit written (30 days is '30d', not '4w2d'). Refuses what rounds to under 1 ms."""
+    left = round(seconds * 1000) if math.isfinite(seconds) else 0
+    if left <= 0:
+        raise ForecastInputError(f"{seconds!r} s is not a positive duration (at least 1ms)")
+    parts = []
+    for unit in _WRITTEN:
+        count, left = divmod(left, round(DURATION_UNITS[unit] * 1000))
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts)

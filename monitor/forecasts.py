@@ -62,7 +62,7 @@ def forecast_tier(history: DemandHistory, now: float, horizon_seconds: float) ->
 
 def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) -> TierForecast:
     """A forecast run as a tier's forecast: what the API serves and `planwatch forecast --format json` prints
-    (`monitor.export.forecast_to_dict`), fitted at `now` on `points` known steps of history."""
+    (`monitor.export.forecast_shape`), fitted at `now` on `points` known steps of history."""
     rows = result.points(80)
     outlook = DemandOutlook(
         timestamps=tuple(p.timestamp_s for p in rows),

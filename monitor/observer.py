@@ -42,7 +42,7 @@ from monitor.queries.reproduce import fraction_over_expr, quantile_expr
 from monitor.queries.selector import Selector
 from monitor.source import PrometheusSource, PrometheusUnreachable, gate_down, gate_stale, measurement
 from monitor.source import check as check_health
-from monitor.units import parse_duration
+from monitor.units import format_duration, parse_duration
 
 __all__ = ["BURN_WINDOWS", "PrometheusObserver", "queries_per_tier"]
 
@@ -221,9 +221,9 @@ class PrometheusObserver:
 
     def demand_history(self, plan: Plan, tier: str, start: float, end: float, step_seconds: float) -> DemandHistory:
         """Demand at whole multiples of the step (so repeated fits see one grid); None where no data."""
-        window, sel = _promql_duration(step_seconds), plan.tier(tier).label_selector
+        window, sel = format_duration(step_seconds), plan.tier(tier).label_selector
         expr = q.DEMAND_RATE.for_tier(sel, window=window)
-        span = _promql_duration(end - start)
+        span = format_duration(end - start)
         if step_seconds >= 300 and self._mode(sel, end, span).covers(span):
             expr = Recorded(q.DEMAND_RATE).expr(sel, window)  # weeks of one series instead of every replica's
         first, last = start - start % step_seconds + step_seconds, end - end % step_seconds
@@ -379,7 +379,3 @@ def _requests_seen(bucket_samples: Sequence[tuple[Mapping[str, str], float]], wi
 
 def _finite(value: float | None) -> float | None:
     return value if value is not None and value == value and abs(value) != float("inf") else None
-
-
-def _promql_duration(seconds: float) -> str:
-    return f"{int(seconds)}s" if seconds % 60 else f"{int(seconds // 60)}m"

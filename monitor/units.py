@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from forecasting.durations import duration_seconds, is_promql_duration
+from forecasting.durations import duration_seconds, format_duration, is_promql_duration
 
 __all__ = [
     "GB",
@@ -21,6 +21,7 @@ __all__ = [
     "SECONDS_PER_MONTH",
     "TB",
     "format_bytes",
+    "format_duration",
     "format_seconds",
     "format_value",
     "parse_bytes",

@@ -70,9 +70,9 @@ def check(
 
     70 an internal error (a bug in planwatch, never a finding about the fleet)
     """
-    from monitor.cli.live import evaluate_live, forecast_to_dict, forecast_windows, validate_windows  # heavy
+    from monitor.cli.live import check_document, evaluate_live, forecast_windows, validate_windows  # heavy
     from monitor.cli.render import print_evaluation
-    from monitor.export import evaluation_to_dict
+    from monitor.shapes import dump
 
     if fmt not in ("table", "json"):
         fail(f"--format {fmt!r} is not one of table, json")
@@ -85,7 +85,7 @@ def check(
                              windows=windows)  # fmt: skip
     result = live.evaluation
     if fmt == "json":
-        typer.echo(json_dumps(evaluation_to_dict(result) | {"forecast": forecast_to_dict(live)}))
+        typer.echo(json_dumps(dump(check_document(live))))
     else:
         console = out_console()
         print_evaluation(result, console)

@@ -1,6 +1,6 @@
 """`planwatch forecast`'s output: tables, a PNG chart, or the JSON document, whose forecast is the API's own
-shape (`monitor.export.forecast_to_dict`, documented by the service's `TierForecast` schema) plus the ramp and,
-on request, the backtest.
+shape (`monitor.shapes.TierForecast`, built by `monitor.export.forecast_shape`) plus the ramp and, on request,
+the backtest (`monitor.shapes.ForecastDocument`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from forecasting import (
     local_time,
     next_morning_ramp,
 )
+from monitor import shapes
 from monitor.cli.common import is_stdout, out_console
 from monitor.cli.tables import print_table
-from monitor.export import forecast_to_dict, without_nan
+from monitor.export import forecast_shape, without_nan
 from monitor.forecasts import known_points, tier_forecast
 
 __all__ = ["ForecastOptions", "forecast_to_json", "render_forecast"]
@@ -55,21 +56,17 @@ def forecast_to_json(result: ForecastResult, series: Series, options: ForecastOp
     """The JSON document: the forecast as the API serves it (`/v1/forecast`'s tier entry, fitted at the end of
     the history), then the ramp and, with `include_backtest`, every model's backtest scores."""
     fitted = tier_forecast(options.name or series.name, result.history.end_s, result, known_points(series))
-    document: dict[str, Any] = {
-        **forecast_to_dict(fitted),
-        "ramp": [
-            {"threshold": c.threshold, "timestamp": c.timestamp_s, "earliest": c.earliest_s, "latest": c.latest_s}
-            for c in result.ramp
-        ],
-    }
-    if include_backtest:
-        scores = result.backtest.scores if result.backtest else ()
-        document["backtest"] = [
-            {"model": s.model, "mae": s.mae, "mase": s.mase, "coverage_80": s.coverage_80,
-             "coverage_95": s.coverage_95, "peak_error": s.peak_error}
-            for s in scores
-        ]  # fmt: skip
-    return dict(without_nan(document))  # a MASE against a perfect baseline is inf: null, as in every planwatch JSON
+    ramp = [shapes.RampCrossing(threshold=c.threshold, timestamp=c.timestamp_s, earliest=c.earliest_s,
+                                latest=c.latest_s) for c in result.ramp]  # fmt: skip
+    scores = result.backtest.scores if result.backtest else ()
+    backtest = [
+        shapes.BacktestScore(model=b.model, mae=b.mae, mase=b.mase, coverage_80=b.coverage_80,
+                             coverage_95=b.coverage_95, peak_error=b.peak_error)
+        for b in scores
+    ]  # fmt: skip
+    document = shapes.ForecastDocument(**dict(forecast_shape(fitted)), ramp=ramp, backtest=backtest)
+    plain = shapes.dump(document, exclude=None if include_backtest else {"backtest"})
+    return dict(without_nan(plain))  # a MASE against a perfect baseline is inf: null, as in every planwatch JSON
 
 
 def _when(timestamp_s: float | None, timezone: str) -> str:

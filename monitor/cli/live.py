@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from monitor import shapes
 from monitor.cli.common import ExitCode, fail, option_seconds
 from monitor.evaluation import Evaluation, EvaluationInputs, evaluate
+from monitor.export import evaluation_shape
 from monitor.hold_history import held_in_history
 from monitor.observer import PrometheusObserver
 from monitor.outlooks import DEFAULT_WINDOWS, FittedOutlooks, ForecastWindows, fit_outlooks
@@ -21,9 +23,9 @@ from monitor.units import validate_promql_duration
 __all__ = [
     "REACTIVE_ONLY",
     "LiveEvaluation",
+    "check_document",
     "evaluate_live",
     "exit_on_prometheus_errors",
-    "forecast_to_dict",
     "forecast_windows",
     "validate_windows",
 ]
@@ -97,12 +99,14 @@ def evaluate_live(
     return LiveEvaluation(evaluate(replace(inputs, held_before=held, sizing=first.sizing)), fitted)
 
 
-def forecast_to_dict(live: LiveEvaluation) -> dict[str, object]:
-    """What the advice planned on, for the JSON of `check`: each tier's forecast model, or why it has none."""
+def check_document(live: LiveEvaluation) -> shapes.CheckDocument:
+    """The JSON of `check`: the evaluation as the API has it, then what the advice planned on (each tier's
+    forecast model, or why it has none)."""
     forecasts = live.fitted.forecasts if live.fitted else {}
-    return {
-        "enabled": live.fitted is not None,
-        "models": {tier: f.model for tier, f in forecasts.items()},
-        "reactive_only": list(live.evaluation.reactive_tiers),
-        "notes": list(live.forecast_notes),
-    }
+    forecast = shapes.CheckForecast(
+        enabled=live.fitted is not None,
+        models={tier: f.model for tier, f in forecasts.items()},
+        reactive_only=list(live.evaluation.reactive_tiers),
+        notes=list(live.forecast_notes),
+    )
+    return shapes.CheckDocument(**dict(evaluation_shape(live.evaluation)), forecast=forecast)

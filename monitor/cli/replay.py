@@ -2,6 +2,9 @@
 
 Exit status 0 with the figures; 2 for bad input (plan, trace, options), with the file and line at fault.
 `--trace fleetsim` replays the plan's own weekly profile (with `--scenarios`, fleetsim's) for `--days`.
+
+This module declares the options; the replay (fleetsim's physics, the forecaster, matplotlib: seconds to import)
+is imported by the command's body, so `replay --help` answers at once.
 """
 
 from __future__ import annotations
@@ -9,10 +12,9 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from zoneinfo import ZoneInfo
 
-import numpy as np
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -21,14 +23,17 @@ from fleetsim.scenarios import ScenarioError, parse_scenarios
 from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit, option_seconds, out_console
 from monitor.cli.tables import print_table
 from monitor.plan.model import Plan
-from monitor.replay.demand import Demand, TraceError, load_demand, profile_demand
-from monitor.replay.render import HEADERS, chart_png, render_html, table_rows
-from monitor.replay.run import POLICIES, Replay, ReplayConfig, run_replay
-from monitor.replay.summary import PolicySummary, summarise, to_json
+
+if TYPE_CHECKING:
+    from monitor.replay.demand import Demand
+    from monitor.replay.run import Replay, ReplayConfig
+    from monitor.replay.summary import PolicySummary
 
 __all__ = ["register"]
 
 _FORMATS = ("table", "json", "html")
+# monitor.replay.run.POLICIES, for the option's default without importing the replay (tests/cli_ux keeps them equal)
+POLICIES = ("static", "reactive", "predictive", "planwatch", "oracle")
 
 
 def register(app: typer.Typer) -> None:
@@ -53,6 +58,8 @@ def replay(
     workers: Annotated[int, typer.Option("--workers", help="Processes to run policies in (0: one per core).")] = 0,
 ) -> None:
     """Replay a trace through the fleet physics under each policy, side by side with the hindsight oracle."""
+    from monitor.replay.summary import summarise
+
     if fmt not in _FORMATS:
         fail(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}")
     plan = load_plan_or_exit(plan_path)
@@ -68,6 +75,8 @@ def replay(
 
 
 def _config(policy: str, interval: str, scenarios: str | None, seed: int) -> ReplayConfig:
+    from monitor.replay.run import ReplayConfig
+
     try:
         seconds = option_seconds("--decision-interval", interval)
         chosen = tuple(p.strip() for p in policy.split(",") if p.strip())
@@ -94,6 +103,10 @@ def _start(plan: Plan, text: str | None) -> float | None:
 def _demand(
     plan: Plan, trace: str, config: ReplayConfig, start: float | None, days: float | None, scale: bool, lengths: bool
 ) -> Demand:
+    import numpy as np
+
+    from monitor.replay.demand import TraceError, load_demand, profile_demand
+
     rng = np.random.default_rng([config.seed, 0x7ACE])
     try:
         if trace == "fleetsim":
@@ -104,6 +117,8 @@ def _demand(
 
 
 def _run(plan: Plan, demand: Demand, config: ReplayConfig, workers: int, show: bool) -> Replay:
+    from monitor.replay.run import run_replay
+
     with Progress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
         console=err_console, transient=not show, disable=not err_console.is_terminal and not show,
@@ -117,6 +132,9 @@ def _run(plan: Plan, demand: Demand, config: ReplayConfig, workers: int, show: b
 
 
 def _emit(result: Replay, summaries: list[PolicySummary], fmt: str, out: Path | None) -> None:
+    from monitor.replay.render import HEADERS, chart_png, render_html, table_rows
+    from monitor.replay.summary import to_json
+
     data = to_json(result, summaries)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

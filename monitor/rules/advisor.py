@@ -20,10 +20,10 @@ import re
 
 from monitor.queries.selector import Matcher
 from monitor.rules.model import AlertRule, Group
-from monitor.rules.promql import duration
 from monitor.rules.runbooks import check_hint, runbook
 from monitor.triggers.catalog import CATALOG
 from monitor.triggers.model import TriggerDef
+from monitor.units import format_duration
 
 __all__ = ["JOB", "STALE_AFTER_SECONDS", "TRIGGER_ALERT", "advisor_groups"]
 
@@ -43,7 +43,7 @@ def advisor_groups() -> tuple[Group, ...]:
 
 
 def _held(seconds: float) -> str:
-    return "no hold time" if seconds <= 0 else f"its hold time of {duration(seconds)}"
+    return "no hold time" if seconds <= 0 else f"its hold time of {format_duration(seconds)}"
 
 
 def _trigger(d: TriggerDef) -> AlertRule:
@@ -114,7 +114,7 @@ def _health() -> tuple[AlertRule, ...]:
             "PlanwatchEvaluationStale", f"time() - {_LAST} > {STALE_AFTER_SECONDS}", "5m", {"severity": "ticket"},
             {"summary": "planwatch's last successful evaluation is {{ $value | humanizeDuration }} old",
              "description": f"planwatch at {{{{ $labels.instance }}}} has not evaluated successfully for more "
-                            f"than {duration(STALE_AFTER_SECONDS)} "
+                            f"than {format_duration(STALE_AFTER_SECONDS)} "
                             "(planwatch_last_successful_evaluation_timestamp_seconds).",
              "runbook": stale_runbook},
         ),

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from monitor.rules.promql import duration
 from monitor.triggers.hold import hold_step_ms, window_ms
+from monitor.units import format_duration
 
 __all__ = ["ANNOTATIONS", "AlertRule", "Group", "RecordingRule", "RuleFile", "held_over"]
 
@@ -34,7 +34,7 @@ def held_over(expr: str, seconds: float, scale: float = 1.0) -> str:
 
 
 def _ms(milliseconds: int) -> str:
-    return duration(milliseconds / 1000) if milliseconds % 1000 == 0 else f"{milliseconds}ms"
+    return format_duration(milliseconds / 1000)
 
 
 @dataclass(frozen=True)

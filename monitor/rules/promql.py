@@ -1,6 +1,6 @@
 """PromQL the rules add around the catalog's queries: a bucket read at one bound, the share of observations
-above a threshold (linear interpolation inside the bucket), a sum over the plan's tiers, numbers and
-durations written the way a reviewer checks them.
+above a threshold (linear interpolation inside the bucket), a sum over the plan's tiers and numbers
+written the way a reviewer checks them (durations: `monitor.units.format_duration`).
 
 Every vLLM series here comes from a catalog query (`monitor.queries`) rendered with the tier's selector plus
 an `le` matcher; nothing in this module names a metric.
@@ -21,7 +21,6 @@ __all__ = [
     "bucket_count",
     "count_above",
     "count_total",
-    "duration",
     "fleet_sum",
     "le_matcher",
     "number",
@@ -39,17 +38,6 @@ def number(value: float) -> str:
     if not math.isfinite(value):
         raise ValueError(f"{value!r} cannot be written into a rule")
     return f"{value:.12g}"
-
-
-def duration(seconds: float) -> str:
-    """A PromQL duration in the largest whole unit: 1800 -> `30m`, 86400 -> `1d`, 5 -> `5s`."""
-    whole = round(seconds)
-    if whole <= 0:
-        raise ValueError(f"a duration must be at least 1s, got {seconds!r}")
-    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
-        if whole % size == 0:
-            return f"{whole // size}{unit}"
-    return f"{whole}s"
 
 
 def le_matcher(bound: float) -> str:

@@ -33,6 +33,7 @@ from monitor.service.pages import add_pages
 from monitor.service.results import Results, Snapshot
 from monitor.service.settings import Settings
 from monitor.service.state import NoOpenEpisode, StateNotWritable, StateStore, TooManyAcknowledgements
+from monitor.shapes import Shape, dump
 from monitor.triggers import CATALOG, EvalResult
 
 __all__ = ["ApiContext", "create_app"]
@@ -117,7 +118,7 @@ def _check_tier(s: Snapshot, tier: str | None) -> None:
         raise HTTPException(404, f"no tier named {tier!r}; tiers: {', '.join(names)}")
 
 
-def _view(ctx: ApiContext, key: str, tier: str | None, render: Callable[[Snapshot, str], dict[str, Any]]) -> Response:
+def _view(ctx: ApiContext, key: str, tier: str | None, render: Callable[[Snapshot, str], Shape]) -> Response:
     """The cached body, or one tier's rendered on the fly."""
     s = _evaluated(ctx) if key != "forecast" else ctx.results.current()
     if tier is None:
@@ -298,8 +299,8 @@ def _ops_routes() -> APIRouter:
         ready, body = views.readiness(ctx.results.current(), ctx.clock(), ctx.settings.data_age_limit_seconds)
         if ctx.store.write_problem is not None:  # results may still serve; what is posted or learnt is not kept
             ready = False
-            body = {**body, "status": "degraded", "reasons": [*body["reasons"], ctx.store.write_problem]}
-        return JSONResponse(body, status_code=200 if ready else 503)
+            body = body.model_copy(update={"status": "degraded", "reasons": [*body.reasons, ctx.store.write_problem]})
+        return JSONResponse(dump(body), status_code=200 if ready else 503)
 
     @r.get(
         "/metrics",

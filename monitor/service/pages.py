@@ -80,7 +80,7 @@ def _router(app: FastAPI, refresh_seconds: float, read_access: Callable[..., Awa
 def render_status_page(s: Snapshot, now: float, data_age_limit_seconds: float, refresh_seconds: float) -> str:
     """The latest snapshot as a page; before the first evaluation, what the service is waiting for."""
     ready, body = readiness(s, now, data_age_limit_seconds)
-    state = "ready" if ready else f"{body['status']}: " + "; ".join(body["reasons"])
+    state = "ready" if ready else f"{body.status}: " + "; ".join(body.reasons)
     waiting = "<p>No evaluation yet: the first runs at startup.</p>"
     main = answer_section(s.evaluation) if s.evaluation is not None else waiting
     return (

@@ -26,9 +26,9 @@ from pydantic import (
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    YamlConfigSettingsSource,
 )
 
 from monitor.advice import AdviceSettings
@@ -143,7 +143,7 @@ class Settings(BaseSettings):
         if layers is None:
             return (init_settings,)
         config, env = layers
-        file = (_BoundedYaml(settings_cls, yaml_file=config),) if config else ()
+        file = (_file_source(settings_cls, config),) if config else ()
         return (init_settings, _env_source(settings_cls, env), *file)
 
     @model_validator(mode="after")
@@ -185,16 +185,11 @@ def load_settings(
         _LAYERS.reset(token)
 
 
-class _BoundedYaml(YamlConfigSettingsSource):
-    """pydantic-settings' YAML source, reading through the plan's bounded reader (not `yaml.safe_load`)."""
-
-    @staticmethod
-    def _existing_files(files: Any) -> list[Any]:
-        # The file was asked for by name: a missing one is an error ("cannot read"), not silently skipped.
-        return [Path(files).expanduser()]
-
-    def _read_file(self, file_path: Any) -> dict[str, Any]:
-        return _read_file(Path(file_path))
+def _file_source(settings_cls: type[BaseSettings], config: Path) -> InitSettingsSource:
+    """The file as a source: what the plan's bounded reader made of it (not `yaml.safe_load`), served by the
+    public source of given values, as pydantic-settings' own YAML source serves what it read. Read now: the file
+    was asked for by name, so a missing one is an error ("cannot read"), not silently skipped."""
+    return InitSettingsSource(settings_cls, init_kwargs=_read_file(Path(config).expanduser()))
 
 
 def _read_file(path: Path) -> dict[str, Any]:

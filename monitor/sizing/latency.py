@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.special import gammaincc
-
 from monitor.sizing.capacity import ReplicaModel
 
 __all__ = [
@@ -47,6 +45,8 @@ def erlang_c(servers: int, offered_load: float) -> float:
         return 1.0
     if offered_load <= 0:
         return 0.0
+    from scipy.special import gammaincc  # scipy takes ~0.4 s to import; every command's --help loads this module
+
     log_pmf = servers * math.log(offered_load) - offered_load - math.lgamma(servers + 1)
     cdf = float(gammaincc(servers + 1, offered_load))
     blocking = min(1.0, math.exp(log_pmf) / cdf) if cdf > 0 else 1.0

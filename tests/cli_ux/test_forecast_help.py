@@ -63,3 +63,26 @@ def test_other_commands_help_loads_no_forecasting_models(command: str) -> None:
     done, loaded = _loaded(command, "--help")
     assert "Usage" in done.stdout, done.stdout
     assert "statsmodels" not in loaded, loaded
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("check", id="check --help loads no scipy: the sizing imports it where it computes (~0.4 s)"),
+        pytest.param("measurements", id="measurements --help loads no scipy"),
+        pytest.param("size", id="size --help loads no scipy"),
+        pytest.param("replay", id="replay --help loads no scipy: the body imports the replay and matplotlib"),
+    ],
+)
+def test_commands_help_loads_no_scipy(command: str) -> None:
+    done, loaded = _loaded(command, "--help")
+    assert "Usage" in done.stdout, done.stdout
+    assert "scipy" not in loaded, loaded
+
+
+def test_replay_help_offers_every_policy_the_replay_runs() -> None:
+    """The option's default is written in the CLI (importing the replay for it would cost seconds)."""
+    from monitor.cli import replay as cli
+    from monitor.replay.run import POLICIES
+
+    assert cli.POLICIES == POLICIES

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +21,23 @@ from tests.harness.stack import wait_for
 
 from .helpers import START, tiny_plan
 
-Served = tuple[httpx.Client, Fleet, Path, SimClock]
+
+class Written(FileSD):
+    """The server's file_sd, remembering the simulated time of the fleet it was last written (or kept) for: the
+    loop's tick advances the fleet, then updates file_sd, so once `at` reaches a time the file shows the fleet
+    at or after it."""
+
+    def __init__(self, path: Path, fleet: Fleet) -> None:
+        super().__init__(path)
+        self.fleet, self.at = fleet, -math.inf
+
+    def update(self, targets: list[dict[str, Any]]) -> bool:
+        changed = super().update(targets)
+        self.at = self.fleet.now
+        return changed
+
+
+Served = tuple[httpx.Client, Fleet, Written, SimClock]
 
 
 @pytest.fixture
@@ -28,11 +45,11 @@ def served(tmp_path: Path) -> Iterator[Served]:
     """2 pods at 40 req/s (each always has requests in flight), driven by the server's own loop."""
     fleet = Fleet(tiny_plan(rps=40.0, replicas=2), START, (), FleetOptions(seed=1))
     fleet.populate()
-    sd = tmp_path / "targets.json"
+    sd = Written(tmp_path / "targets.json", fleet)
     sock = bind("127.0.0.1", 0)
     address = f"127.0.0.1:{sock.getsockname()[1]}"
     clock = SimClock(START, speed=1.0)
-    app = create_app(fleet, clock, FileSD(sd), address)
+    app = create_app(fleet, clock, sd, address)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -44,17 +61,16 @@ def served(tmp_path: Path) -> Iterator[Served]:
     sock.close()
 
 
-def jump(clock: SimClock, fleet: Fleet, seconds: float) -> None:
-    """Move simulated time on and wait for the server's loop to catch up (and rewrite file_sd)."""
+def jump(clock: SimClock, sd: Written, seconds: float) -> None:
+    """Move simulated time on and wait for the server's loop to catch up and write file_sd for the new time."""
     clock.sim_start += seconds
     target = clock.now()
-    wait_for(lambda: fleet.now >= target, 20, "the server's loop to reach the new time", interval=0.05)
-    time.sleep(0.25)
+    wait_for(lambda: sd.at >= target, 20, "the server's loop to write file_sd for the new time", interval=0.02)
 
 
-def jobs(sd: Path) -> dict[str, set[str]]:
+def jobs(sd: Written) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    for group in json.loads(sd.read_text()):
+    for group in json.loads(sd.path.read_text()):
         labels = group["labels"]
         assert len(group["targets"]) == 1
         out.setdefault(labels["job"], set()).add(labels.get("pod", ""))
@@ -63,7 +79,7 @@ def jobs(sd: Path) -> dict[str, set[str]]:
 
 def test_file_sd_lists_every_exporter_with_tier_pod_and_namespace(served):
     client, _, sd, _ = served
-    groups = json.loads(sd.read_text())
+    groups = json.loads(sd.path.read_text())
     vllm = [g["labels"] for g in groups if g["labels"]["job"] == "vllm"]
     assert {(g["tier"], g["pod"], g["namespace"], g["__metrics_path__"]) for g in vllm} == {
         ("fast", "fast-0", "llm", "/replicas/fast-0/metrics"),
@@ -78,22 +94,22 @@ def test_file_sd_lists_every_exporter_with_tier_pod_and_namespace(served):
 
 
 def test_scaling_up_adds_a_starting_pod_whose_vllm_target_waits_for_readiness(served):
-    client, fleet, sd, clock = served
+    client, _, sd, clock = served
     body = client.post("/tiers/fast/scale", json={"replicas": 3}).json()
     phases = {p["pod"]: p["phase"] for p in body["tiers"][0]["pods"]}
     assert phases == {"fast-0": "ready", "fast-1": "ready", "fast-2": "starting"}
     assert jobs(sd)["vllm"] == {"fast-0", "fast-1"} and "fast-2" in jobs(sd)["dcgm-exporter"]
     assert client.get("/replicas/fast-2/metrics").status_code == 503
-    jump(clock, fleet, 121.0)
+    jump(clock, sd, 121.0)
     assert jobs(sd)["vllm"] == {"fast-0", "fast-1", "fast-2"}
 
 
 def test_scaling_down_drains_the_newest_pod_then_removes_it(served):
     client, fleet, sd, clock = served
-    jump(clock, fleet, 5.0)  # requests in flight on both pods
+    jump(clock, sd, 5.0)  # requests in flight on both pods
     body = client.post("/tiers/fast/scale", json={"replicas": 1}).json()
     assert {p["pod"]: p["phase"] for p in body["tiers"][0]["pods"]}["fast-1"] == "draining"
-    jump(clock, fleet, 130.0)
+    jump(clock, sd, 130.0)
     assert set(fleet.pods) == {"fast-0"}
     assert jobs(sd)["vllm"] == {"fast-0"} and client.get("/replicas/fast-1/metrics").status_code == 404
 

@@ -118,7 +118,7 @@ def test_a_missing_file_and_a_missing_csv_option_are_errors_too(tmp_path: Path) 
 
 
 def test_json_is_the_apis_forecast_shape_plus_the_ramp(demand_csv: Path) -> None:
-    """The forecast is written as /v1/forecast writes a tier's (monitor.export.forecast_to_dict), then the ramp."""
+    """The forecast is written as /v1/forecast writes a tier's (monitor.export.forecast_shape), then the ramp."""
     result = runner.invoke(
         _app(), ["forecast", "--csv", str(demand_csv), "--format", "json", "--threshold", "20", "--horizon", "12h"]
     )

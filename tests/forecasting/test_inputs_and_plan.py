@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from forecasting import ForecastInputError, IntervalCalibration, format_duration, parse_duration
+from forecasting import ForecastInputError, IntervalCalibration, parse_duration
 from forecasting.csv_input import CsvFormatError, parse_csv_series
 from forecasting.models.level import significant_shift
 from forecasting.selection import backtest_origins, plan_selection
@@ -44,14 +44,6 @@ def test_durations_are_read_as_people_write_them(text: str, seconds: float) -> N
 def test_bad_durations_are_refused(text: str) -> None:
     with pytest.raises(ForecastInputError):
         parse_duration(text)
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [pytest.param(86_400.0, "1d", id="a day"), pytest.param(5_400.0, "90m", id="ninety minutes")],
-)
-def test_durations_are_formatted_in_the_largest_whole_unit(seconds: float, text: str) -> None:
-    assert format_duration(seconds) == text
 
 
 def test_csv_timestamps_may_be_iso_with_or_without_offset_or_unix_seconds() -> None:

@@ -1,5 +1,6 @@
 """One duration grammar: the plan, the settings, the CLI and the forecaster read durations the same way, and a
-window written into PromQL is that grammar in whole numbers, so what validates also parses and renders."""
+window written into PromQL is that grammar in whole numbers, so what validates also parses and renders. One
+writer (`format_duration`) writes it for the rules, the observer's queries and the messages alike."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 from fleetsim.cli import app as fleetsim_app
 from forecasting import parse_duration as forecast_duration
 from monitor.cli.main import build_app
-from monitor.units import parse_duration, validate_promql_duration
+from monitor.units import format_duration, parse_duration, validate_promql_duration
 from tests.builders import EXAMPLES
 
 
@@ -61,6 +62,44 @@ def test_promql_windows_are_the_grammar_in_whole_numbers(text: str, ok: bool) ->
     else:
         with pytest.raises(ValueError, match="is not a PromQL duration planwatch accepts"):
             validate_promql_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        pytest.param(5, "5s", id="seconds"),
+        pytest.param(60, "1m", id="a minute, the observer's demand step"),
+        pytest.param(1800, "30m", id="minutes"),
+        pytest.param(3600.0, "1h", id="an hour"),
+        pytest.param(5400, "1h30m", id="compound, largest unit first, as Prometheus writes it"),
+        pytest.param(90, "1m30s", id="ninety seconds are a minute and a half"),
+        pytest.param(86_400, "1d", id="a day"),
+        pytest.param(604_800, "7d", id="a week is written in days"),
+        pytest.param(2_592_000, "30d", id="so is a 30-day SLO window, not 4w2d"),
+        pytest.param(90_061, "1d1h1m1s", id="every unit once"),
+        pytest.param(0.05, "50ms", id="milliseconds"),
+        pytest.param(1.4, "1s400ms", id="a fraction of a second is kept to the millisecond, not rounded away"),
+        pytest.param(86_399.9999, "1d", id="rounded to the millisecond"),
+    ],
+)
+def test_one_writer_writes_the_grammar_in_whole_numbers(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+    assert validate_promql_duration(text) == text and parse_duration(text) == pytest.approx(seconds, abs=5e-4)
+
+
+@pytest.mark.parametrize(
+    "seconds",
+    [
+        pytest.param(0.0, id="zero"),
+        pytest.param(0.0004, id="under a millisecond"),
+        pytest.param(-60.0, id="negative"),
+        pytest.param(float("nan"), id="not a number"),
+        pytest.param(float("inf"), id="infinite"),
+    ],
+)
+def test_the_writer_refuses_what_is_no_duration(seconds: float) -> None:
+    with pytest.raises(ValueError, match="is not a positive duration"):
+        format_duration(seconds)
 
 
 COPILOT = str(EXAMPLES / "support-copilot.yaml")

@@ -27,7 +27,7 @@ from monitor.rules.buckets import (
     bracket,
     latency_bracket,
 )
-from monitor.rules.promql import duration, le_matcher, number, share_above
+from monitor.rules.promql import le_matcher, number, share_above
 from monitor.sizing.buckets import build_1_2_5_buckets
 from tests.harness.stack import require_binaries
 
@@ -84,14 +84,6 @@ def test_a_token_threshold_above_the_last_bound_is_read_at_it() -> None:
 )  # fmt: skip
 def test_le_matchers(bound: float, matcher: str) -> None:
     assert le_matcher(bound) == matcher
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [(1800, "30m"), (3600, "1h"), (86400, "1d"), (5, "5s"), (90, "90s"), (1.4, "1s")],
-)
-def test_durations_are_written_in_the_largest_whole_unit(seconds: float, text: str) -> None:
-    assert duration(seconds) == text
 
 
 def test_numbers_drop_float_noise() -> None:

@@ -12,9 +12,9 @@ import yaml
 from monitor.plan import Plan, load_plan, parse_plan
 from monitor.rules import advisor_rules, plan_rules, render_advisor_rules, render_plan_rules
 from monitor.rules.drift import alert_name
-from monitor.rules.promql import duration
 from monitor.slo import SRE_POLICY
 from monitor.triggers.catalog import CATALOG, trigger_def
+from monitor.units import format_duration
 from tests.harness.stack import require_binaries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +93,7 @@ def test_a_drift_alert_holds_for_its_triggers_hold_time_with_its_labels(alert: d
     assert alert["alert"] == alert_name(d.id)
     # Held on history, sampled every hold/3 from the last step at or before the hold began: no `for:`.
     assert "for" not in alert
-    assert f"[{duration(d.hold_seconds * 4 / 3)}:{duration(d.hold_seconds / 3)}])" in alert["expr"]
+    assert f"[{format_duration(d.hold_seconds * 4 / 3)}:{format_duration(d.hold_seconds / 3)}])" in alert["expr"]
     assert alert["labels"] == {"severity": d.severity.value, "trigger": d.id, "tier": alert["labels"]["tier"],
                                "plan": "codebase-assistant"}  # fmt: skip
     assert d.mitigation in alert["annotations"]["runbook"] and d.revisit_when in alert["annotations"]["runbook"]
@@ -125,7 +125,7 @@ def test_slo_alerts_follow_the_sre_policy_for_each_tier_and_slo() -> None:
             assert got == pairs, (name, tier)
     page = next(a for a in alerts if a["alert"] == "TTFTErrorBudgetBurn" and a["labels"]["long"] == "1h")
     assert "for" not in page and page["labels"]["trigger"] == "ttft-slo-burn-page"
-    assert "[160s:40s])" in page["expr"]  # the 2m hold sampled every 40s
+    assert "[2m40s:40s])" in page["expr"]  # the 2m hold sampled every 40s, over 4/3 of it (written as PromQL does)
     assert "/ (1 - 0.95) > 14.4 and" in page["expr"]
 
 
@@ -147,7 +147,7 @@ def test_hold_scale_shortens_every_hold_and_says_so() -> None:
     exprs = {a["alert"] + a["labels"].get("long", ""): a["expr"] for a in _alerts(yaml.safe_load(text))}
     assert "[4s:1s])" in exprs["PromptP95AbovePlan"] and "[8s:2s])" in exprs["BurstierThanPlanned"]
     # Holds scaled below a second are held 1 s, sampled every third of it.
-    assert "[1333ms:333ms])" in exprs["TrafficAbovePeak"] and "[1333ms:333ms])" in exprs["TTFTErrorBudgetBurn1h"]
+    assert "[1s333ms:333ms])" in exprs["TrafficAbovePeak"] and "[1s333ms:333ms])" in exprs["TTFTErrorBudgetBurn1h"]
     assert "# TEST ONLY: every hold time scaled by" in text
     with pytest.raises(ValueError, match="positive"):
         plan_rules(COPILOT, hold_scale=0)

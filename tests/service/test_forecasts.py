@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from forecasting import ForecastInputError, synthetic_traffic
+from monitor import shapes
 from monitor.cli.main import build_app
 from monitor.forecasts import forecast_tier, history_series, known_points
 from monitor.observe.observer import DemandHistory
-from monitor.service import schemas
 from monitor.service.app import Services
 from tests.service.conftest import ApiClient
 from tests.service.fakes import Clock, FakeObserver
@@ -128,7 +128,8 @@ def test_the_cli_json_and_the_api_say_the_same_forecast_in_the_same_shape(
     cli = json.loads(result.stdout)
     assert set(cli) - set(api_tier) == {"ramp"}
     assert {k: v for k, v in cli.items() if k != "ramp"} == api_tier
-    schemas.TierForecast.model_validate(api_tier)
+    shapes.TierForecast.model_validate(api_tier)
+    shapes.ForecastDocument.model_validate(cli)  # the tier's forecast and its ramp, nothing else
 
 
 @pytest.mark.parametrize(
