@@ -134,8 +134,9 @@ def test_the_real_observer_reports_an_outage_as_unreachable_and_recovers(
             assert rec["stale"] is True and rec["recommended_replicas"] == 4  # no data: the plan's replicas
 
             prometheus.stop_keeping_data()
-            degraded = _until(lambda: api.get("/readyz").status_code == 503 and api.get("/readyz").json())
-            assert degraded["last_outcome"] == "unreachable"
+            # Not ready can come first from the probe, before an evaluation has run into the outage: poll (one read
+            # each time) until an evaluation has, then check what it says.
+            degraded = _until(lambda: _readyz_after(api, 503, "unreachable"))
             assert any("Prometheus unreachable" in r for r in degraded["reasons"])
             assert _rec(api)["recommended_replicas"] == 4
 
@@ -143,6 +144,13 @@ def test_the_real_observer_reports_an_outage_as_unreachable_and_recovers(
             _until(lambda: api.get("/readyz").status_code == 200)
         finally:
             services.close()
+
+
+def _readyz_after(api: ApiClient, status: int, outcome: str) -> dict[str, Any] | None:
+    """/readyz's body once it answers `status` after an evaluation whose outcome was `outcome`, else None."""
+    response = api.get("/readyz")
+    body: dict[str, Any] = response.json()
+    return body if response.status_code == status and body.get("last_outcome") == outcome else None
 
 
 def _rec(api: ApiClient) -> dict[str, Any]:
