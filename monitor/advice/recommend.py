@@ -355,8 +355,8 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
         f"{bound}; {a.calibration.source}",
         f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60) = {a.needed_now} "
         f"(a minute's Poisson count at z = {sized.minute_z:.2f}, the availability's quantile; {capacity})",
-        f"needed at the forecast peak (upper bound) = {peak} (business-hours points sized for the SLO, "
-        "others for throughput, when the SLO counts in business hours only)",
+        f"needed at the forecast peak = {peak} (its upper bound sized for the SLO where the SLO counts; "
+        "outside business hours, when it counts in business hours only, its mean sized for throughput)",
         f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
         "replicas.spare)",
     )
