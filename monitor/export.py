@@ -156,6 +156,7 @@ def recommendation_shape(r: Recommendation) -> shapes.Recommendation:
         needed_now=r.needed_now,
         needed_at_forecast_peak=r.needed_at_forecast_peak,
         floor=r.floor,
+        sized_for=r.sized_for,
         cost_per_hour_usd_now=r.cost_per_hour_usd_now,
         cost_per_hour_usd_recommended=r.cost_per_hour_usd_recommended,
         cost_per_request_usd_now=r.cost_per_request_usd(r.current.value),

@@ -114,6 +114,11 @@ class Recommendation(Shape):
     needed_now: int | None
     needed_at_forecast_peak: int | None
     floor: int
+    sized_for: Literal["slo", "throughput"] | None = Field(
+        description="The bound that sized the tier now: the SLO, or throughput outside the plan's availability "
+        "window (slo.availability_window: business_hours, outside business hours); null when holding on "
+        "unknown data."
+    )
     cost_per_hour_usd_now: float | None
     cost_per_hour_usd_recommended: float
     cost_per_request_usd_now: float | None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 from monitor.observe.model import Measurement
 
@@ -94,6 +95,8 @@ class Recommendation:
     demand_rps: float | None
     capacity_rps_now: float | None  # demand the ready replicas serve within the SLO
     state: AdviceState
+    # the bound that sized now: "slo", "throughput" (outside the plan's availability window), None (held stale)
+    sized_for: Literal["slo", "throughput"] | None = "slo"
 
     @property
     def cost_per_hour_usd_now(self) -> float | None:

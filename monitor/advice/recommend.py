@@ -7,12 +7,16 @@ scale-down     : only after demand stayed lower for the cooldown, never on unkno
                  the floor (plan minimum; in business hours, N + spare for the forecast business-hours peak
                  within a cold start and the margin)
 Every rate is sized per minute (`CapacityTable.replicas_for_minutes`): the SLO is judged per minute.
+Outside the plan's availability window (`slo.availability_window: business_hours`, outside business hours) a
+moment is sized for throughput, not the SLO (monitor.advice.window): now, and each forecast point of those
+hours; the business-hours points still schedule the morning's replicas a cold start ahead.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
+
+import numpy as np
 
 from monitor.advice.capacity import Calibration, CapacityTable, calibrate, capacity_table
 from monitor.advice.model import (
@@ -23,7 +27,9 @@ from monitor.advice.model import (
     Recommendation,
     ScaleStep,
 )
+from monitor.advice.window import OUTSIDE_HOURS, business_flags, judged_points, slo_counts, throughput_table
 from monitor.observe.model import Measurement, TierObservation
+from monitor.plan.hours import in_business_hours
 from monitor.plan.model import Plan, Tier
 from monitor.slo import burn_rate
 
@@ -39,13 +45,16 @@ class _Assessment:
 
     demand: Measurement
     calibration: Calibration
-    table: CapacityTable
+    table: CapacityTable  # the SLO's: what the ready replicas serve within it (capacity_rps_now)
+    sizing: CapacityTable  # the table that sized now: the SLO's, or throughput's outside the window
+    slo_now: bool  # the SLO counts now (always, or in business hours)
     needed_now: int
     needed_at_peak: int | None
     floor: int
     reactive: bool
     schedule: tuple[ScaleStep, ...]
     target: int
+    cooldown: float  # seconds demand must stay lower before a scale-down
 
 
 def advise_tier(
@@ -58,7 +67,8 @@ def advise_tier(
     business_hours: tuple[bool, ...] | None = None,
     settings: AdviceSettings = _DEFAULT_SETTINGS,
 ) -> Recommendation:
-    """One tier's recommendation. `business_hours` flags each outlook point as inside business hours."""
+    """One tier's recommendation. `business_hours` flags each outlook point as inside business hours (the
+    evaluation computes them once per forecast; computed from the plan when omitted)."""
     demand = obs.demand_rate if obs.demand_rate.known else obs.request_rate
     if demand.value is None or obs.replicas_ready.value is None:
         return _hold_stale(plan, tier, obs.replicas_ready, demand, state)
@@ -79,44 +89,142 @@ def _assess(
     current = int(obs.replicas_ready.value or 0)
     cal = calibrate(plan, tier, obs, settings)
     table = capacity_table(plan, tier, cal.factor)
-    needed_now = table.replicas_for_minutes(demand.value or 0.0)
+    tables = _Tables(table, throughput_table(table))
+    slo_now = slo_counts(plan, now)
+    sizing = tables.pick(slo_now)
+    needed_now = sizing.replicas_for_minutes(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
-    steps = _schedule(table, outlook, current, cold, settings.safety_margin_seconds)
+    if outlook and business is None:
+        business = business_flags(plan, outlook.timestamps)
+    judged = judged_points(plan, business) if outlook and business else ()
+    planned = _planned(outlook, judged)
+    steps = _schedule(tables, outlook, planned, judged, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
+    held = _held_for_ramp(tables, outlook, planned, judged, now, cold + settings.safety_margin_seconds)
     floor = _floor(plan, tier, table, outlook, business, now, cold, settings)
-    reactive = _reactive(obs, demand, settings)
+    reactive = _reactive(obs, demand, slo_now, settings)
     return _Assessment(
         demand=demand,
         calibration=cal,
         table=table,
+        sizing=sizing,
+        slo_now=slo_now,
         needed_now=needed_now,
-        needed_at_peak=table.replicas_for_minutes(max(outlook.upper)) if outlook and outlook.upper else None,
+        needed_at_peak=_needed_at_peak(tables, planned, judged),
         floor=floor,
         reactive=reactive,
         schedule=tuple(s for s in steps if s.by > now),
-        target=max(needed_now, due, floor, current + 1 if reactive else 0),
+        target=max(needed_now, due, held, floor, current + 1 if reactive else 0),
+        cooldown=_cooldown(slo_now, cold, settings),
     )
 
 
+def _cooldown(slo_now: bool, cold: float, settings: AdviceSettings) -> float:
+    """The scale-down cooldown: the configured one while the SLO counts; outside the window at most a cold
+    start. Why: there a replica dropped too early costs only its restart (billed through a cold start, the
+    queue meanwhile counts for no SLO), and keeping an idle one costs the time kept, so holding it longer than
+    a cold start costs more than the restart it insures against (the rent-or-buy break-even; the oracle keeps
+    a replica through a gap exactly when the gap is at most a cold start)."""
+    if slo_now:
+        return settings.scale_down_cooldown_seconds
+    return min(settings.scale_down_cooldown_seconds, cold)
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The tier's two bounds at one calibration: the SLO's, and throughput's for moments the SLO does not count."""
+
+    slo: CapacityTable
+    throughput: CapacityTable
+
+    def pick(self, judged: bool) -> CapacityTable:
+        return self.slo if judged else self.throughput
+
+    def capacities(self, replicas: int, judged: np.ndarray) -> np.ndarray | float:
+        """What `replicas` serve at each point, by the bound of its moment."""
+        slo = self.slo.capacity_of(replicas)
+        if judged.all():
+            return slo
+        return np.where(judged, slo, self.throughput.capacity_of(replicas))
+
+
+def _planned(outlook: DemandOutlook | None, judged: tuple[bool, ...]) -> tuple[float, ...]:
+    """The demand each forecast point is planned on: the upper bound where the SLO counts (it guards the SLO
+    against the forecast's error), the mean where only throughput does (the queue stays bounded when capacity
+    exceeds the mean rate; demand above the forecast shows as a growing queue, which scales up reactively)."""
+    if not outlook:
+        return ()
+    if all(judged):
+        return outlook.upper
+    return tuple(u if j else m for u, m, j in zip(outlook.upper, outlook.mean, judged, strict=True))
+
+
+def _needed_at_peak(tables: _Tables, planned: tuple[float, ...], judged: tuple[bool, ...]) -> int | None:
+    """Replicas the forecast's highest point needs, each point by the bound of its moment."""
+    if not planned:
+        return None
+    peaks = [max((u for u, j in zip(planned, judged, strict=True) if j == want), default=0.0)
+             for want in (True, False)]  # fmt: skip
+    return max(tables.slo.replicas_for_minutes(peaks[0]), tables.throughput.replicas_for_minutes(peaks[1]))
+
+
 def _schedule(
-    table: CapacityTable, outlook: DemandOutlook | None, current: int, cold: float, margin: float
+    tables: _Tables,
+    outlook: DemandOutlook | None,
+    planned: tuple[float, ...],
+    judged: tuple[bool, ...],
+    current: int,
+    cold: float,
+    margin: float,
 ) -> list[ScaleStep]:
-    """One step per replica above `current` the forecast's upper bound will need. A forecast point stands
+    """One step per replica above `current` the forecast will need (`_planned`), each point sized by the
+    bound of its moment (the SLO's, or throughput's outside the availability window). A forecast point stands
     for the step that ends at it (demand histories are rates over the step before each stamp), so demand
     can reach its value at the start of that step: that is when the replica is needed."""
-    if not outlook or not outlook.upper:
+    if not outlook or not planned:
         return []
     times = outlook.timestamps
     step = times[1] - times[0] if len(times) > 1 else 0.0
     steps, have = [], current
-    rates, at = table.minute_rates(outlook.upper), 0  # one array pass over the points `have` already serves
-    while (i := table.first_unserved(have, rates, at)) is not None:
-        t, upper, at = times[i], outlook.upper[i], i + 1
-        need = table.replicas_for(float(rates[i]))
+    # one array pass over the points `have` already serves (both tables share the minute quantile)
+    rates, at, mask = tables.slo.minute_rates(planned), 0, np.asarray(judged, dtype=bool)
+    while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
+        t, upper, at = times[i], planned[i], i + 1
+        need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))
         while need > have:
             have += 1
             steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
     return steps
+
+
+def _held_for_ramp(
+    tables: _Tables,
+    outlook: DemandOutlook | None,
+    planned: tuple[float, ...],
+    judged: tuple[bool, ...],
+    now: float,
+    lead: float,
+) -> int:
+    """Replicas the forecast needs before a replacement started now could be ready: the points whose schedule
+    step would already be due (needed within the cold start and the margin), each by its moment's bound. The
+    schedule asks only for replicas above the current count, so without this a replica it brought up for the
+    morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
+    if not outlook or not planned:
+        return 0
+    times = outlook.timestamps
+    step = times[1] - times[0] if len(times) > 1 else 0.0
+    ahead = [(u, j) for t, u, j in zip(times, planned, judged, strict=True) if now < t <= now + step + lead]
+    return max((tables.pick(j).replicas_for_minutes(u) for u, j in ahead), default=0)
+
+
+def _first_unserved(tables: _Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:
+    """The first index from `start` whose minute rate `replicas` do not hold by its moment's bound (a NaN
+    point included), or None."""
+    if judged.all():
+        return tables.slo.first_unserved(replicas, rates, start)
+    capacity = tables.capacities(replicas, judged[start:])
+    over = np.flatnonzero(~(rates[start:] <= capacity))
+    return start + int(over[0]) if over.size else None
 
 
 def _floor(
@@ -134,7 +242,7 @@ def _floor(
     replacement is ready). Further ahead the schedule brings the replicas in time, so the floor need not hold
     the day's peak."""
     floor = tier.replicas.min
-    if not outlook or not business or not _in_business_hours_now(outlook, business, now):
+    if not outlook or not business or not in_business_hours(now, plan.workload.business_hours):
         return floor
     lead = cold + settings.safety_margin_seconds
     points = zip(outlook.timestamps, outlook.upper, business, strict=True)
@@ -162,19 +270,11 @@ def spare_replicas(
     return 1 if short > 1.0 - plan.slo.availability else 0
 
 
-def _in_business_hours_now(outlook: DemandOutlook, business: tuple[bool, ...], now: float) -> bool:
-    """The flag of the outlook point nearest to now (the outlook starts at or just after now; its timestamps
-    ascend, so the nearest is one of the two around now, the earlier on a tie)."""
-    times = outlook.timestamps
-    i = bisect_left(times, now)
-    if i == len(times) or (i > 0 and now - times[i - 1] <= times[i] - now):
-        i -= 1
-    return business[i]
-
-
-def _reactive(obs: TierObservation, demand: Measurement, settings: AdviceSettings) -> bool:
-    """Scale up now when an SLO burns fast (5m and 1h) or the queue grows (demand above what is served)."""
-    for slo in ("ttft", "tpot"):
+def _reactive(obs: TierObservation, demand: Measurement, slo_now: bool, settings: AdviceSettings) -> bool:
+    """Scale up now when an SLO burns fast (5m and 1h) while it counts, or the queue grows (demand above what
+    is served). Outside the availability window only the queue: a tier sized for throughput runs batches
+    past the TPOT SLO's by design, so its burn rate says nothing the plan counts."""
+    for slo in ("ttft", "tpot") if slo_now else ():
         short, long = obs.bad_fraction.get(f"{slo}:5m"), obs.bad_fraction.get(f"{slo}:1h")
         if short is None or long is None or short.value is None or long.value is None:
             continue
@@ -191,7 +291,8 @@ def _decide(
     warnings = []
     target = a.target
     if target > tier.replicas.max:
-        warnings.append(f"the SLO needs {target} replicas but replicas.max is {tier.replicas.max}")
+        needs = "the SLO needs" if a.slo_now else "demand needs"
+        warnings.append(f"{needs} {target} replicas but replicas.max is {tier.replicas.max}")
         target = tier.replicas.max
     schedule = tuple(step for step in a.schedule if step.replicas <= tier.replicas.max)
     if len(schedule) < len(a.schedule):
@@ -202,24 +303,27 @@ def _decide(
         warnings.append("the step in flight and the p95 prompt's prefill alone exceed the TTFT SLO: "
                         "no replica count meets it")  # fmt: skip
     action, recommended, low_since, reason = _hysteresis(target, int(obs.replicas_ready.value or 0), state, now,
-                                                         settings)  # fmt: skip
+                                                         a.cooldown)  # fmt: skip
     if a.reactive and action is Action.SCALE_UP:
         reason = "reactive: an SLO is burning fast or the queue is growing"
+    if not a.slo_now:
+        reason = f"{reason} ({OUTSIDE_HOURS})"
     return Recommendation(
         tier=tier.name, current=obs.replicas_ready, recommended=recommended, action=action, reason=reason,
         stale=False, confidence="high" if a.calibration.factor != 1.0 else "medium",
         capacity_source=a.calibration.source, calibration=a.calibration.factor,
-        requests_per_second_per_replica=a.table.requests_per_second_per_replica, needed_now=a.needed_now,
+        requests_per_second_per_replica=a.sizing.requests_per_second_per_replica, needed_now=a.needed_now,
         needed_at_forecast_peak=a.needed_at_peak, floor=a.floor, schedule=schedule, explanation=_explain(a),
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
         capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
         state=AdviceState(low_since=low_since, last_recommended=recommended),
+        sized_for="slo" if a.slo_now else "throughput",
     )  # fmt: skip
 
 
 def _hysteresis(
-    target: int, current: int, state: AdviceState, now: float, settings: AdviceSettings
+    target: int, current: int, state: AdviceState, now: float, cooldown: float
 ) -> tuple[Action, int, float | None, str]:
     if target > current:
         return Action.SCALE_UP, target, None, "demand (now or on the forecast ramp) needs more replicas"
@@ -227,8 +331,8 @@ def _hysteresis(
         return Action.HOLD, current, None, "capacity matches demand"
     low_since = state.low_since if state.low_since is not None else now
     waited = now - low_since
-    if waited < settings.scale_down_cooldown_seconds:
-        left = settings.scale_down_cooldown_seconds - waited
+    if waited < cooldown:
+        left = cooldown - waited
         return Action.HOLD, current, low_since, f"demand is lower; scale-down waits {left / 60:.0f} min of cooldown"
     return Action.SCALE_DOWN, target, low_since, f"demand stayed lower for {waited / 60:.0f} min"
 
@@ -236,14 +340,23 @@ def _hysteresis(
 def _explain(a: _Assessment) -> tuple[str, ...]:
     d = a.demand
     peak = a.needed_at_peak if a.needed_at_peak is not None else "unknown (no forecast)"
+    sized = a.sizing
+    if a.slo_now:
+        bound = (f"capacity {sized.requests_per_second_per_replica:.3g} req/s per replica at the TPOT SLO batch "
+                 f"({sized.batch})")  # fmt: skip
+        capacity = "capacity(n) = min(n x per-replica, the TTFT-bounded demand)"
+    else:
+        bound = (f"{OUTSIDE_HOURS} (the plan's SLO counts in business hours only): capacity "
+                 f"{sized.requests_per_second_per_replica:.3g} req/s per replica at the largest batch the engine "
+                 f"admits ({sized.batch}: KV cache, chunk budget, max_num_seqs), no TTFT bound")  # fmt: skip
+        capacity = "capacity(n) = n x per-replica"
     return (
         f"demand {d.value:.3g} req/s ({d.window or 'now'}; query: {d.query or 'n/a'})",
-        f"capacity {a.table.requests_per_second_per_replica:.3g} req/s per replica at the TPOT SLO batch; "
-        f"{a.calibration.source}",
+        f"{bound}; {a.calibration.source}",
         f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60) = {a.needed_now} "
-        f"(a minute's Poisson count at z = {a.table.minute_z:.2f}, the availability's quantile; "
-        "capacity(n) = min(n x per-replica, the TTFT-bounded demand))",
-        f"needed at the forecast peak (upper bound) = {peak}",
+        f"(a minute's Poisson count at z = {sized.minute_z:.2f}, the availability's quantile; {capacity})",
+        f"needed at the forecast peak = {peak} (its upper bound sized for the SLO where the SLO counts; "
+        "outside business hours, when it counts in business hours only, its mean sized for throughput)",
         f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
         "replicas.spare)",
     )
@@ -264,4 +377,5 @@ def _hold_stale(
         needed_at_forecast_peak=None, floor=tier.replicas.min, schedule=(), explanation=(f"unknown: {why}",),
         warnings=(), gpus_per_replica=tier.tensor_parallel, gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu],
         demand_rps=None, capacity_rps_now=None, state=AdviceState(low_since=None, last_recommended=held),
+        sized_for=None,
     )  # fmt: skip

@@ -11,8 +11,10 @@ from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
 from tests.builders import baseline_observation, copilot_plan
 
-NOW = 1_800_000_000.0
 H = 3600.0
+# Friday 2027-01-15 09:00 in New York, the copilot's business hours (08:00-20:00): the SLO sizes every moment
+# of these tests (test_availability_window.py covers the hours outside them)
+NOW = 1_800_000_000.0 + 6 * H
 
 
 def _obs(demand: float, ready: int, **more: Measurement) -> TierObservation:
@@ -38,10 +40,8 @@ def _advise(
     outlook: DemandOutlook | None = None,
     state: AdviceState | None = None,
     now: float = NOW,
-    business: bool = False,
 ):  # type: ignore[no-untyped-def]
-    flags = tuple(business for _ in outlook.timestamps) if outlook else None
-    return advise_tier(plan, plan.tiers[0], obs, outlook, state or AdviceState(), now, flags)
+    return advise_tier(plan, plan.tiers[0], obs, outlook, state or AdviceState(), now)
 
 
 def test_the_schedule_asks_for_each_step_a_cold_start_and_a_margin_before_the_ramp_needs_it() -> None:
@@ -137,7 +137,7 @@ def test_the_business_hours_floor_keeps_the_spare_the_plan_asks_for(
 def test_a_peak_beyond_a_cold_start_is_left_to_the_schedule_not_the_floor() -> None:
     plan = copilot_plan()
     lead_h = (plan.tiers[0].cold_start_seconds + 300.0) / H
-    rec = _advise(plan, _obs(5.0, ready=1), _ramp(ramp_starts_h=lead_h + 0.5), business=True)
+    rec = _advise(plan, _obs(5.0, ready=1), _ramp(ramp_starts_h=lead_h + 0.5))
     assert rec.needed_at_forecast_peak is not None and rec.floor < rec.needed_at_forecast_peak + 1
     assert rec.schedule  # the ramp is still met: by the schedule's steps
 

@@ -73,5 +73,7 @@ def _scale_down_time(start: Callable[..., Services], observer: FakeObserver, clo
 def test_the_scale_down_cooldown_survives_a_restart(
     start: Callable[..., Services], observer: FakeObserver, clock: Clock
 ) -> None:
-    """Forgetting low_since on restart would scale down at minute 40 (10 + 30), not 30."""
+    """Forgetting low_since on restart would scale down at minute 40 (10 + 30), not 30. At 09:00 in New York,
+    inside the copilot's business hours: the 30-minute cooldown holds there (outside them it is a cold start)."""
+    clock.now += 6 * 3600
     assert _scale_down_time(start, observer, clock, restart=True) == 30 * 60

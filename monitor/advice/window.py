@@ -1,0 +1,63 @@
+"""Which bound sizes a tier at a moment: the SLO while it counts, throughput outside the availability window.
+
+`slo.availability_window: business_hours` (the plan's default) says the SLO is judged in business hours only,
+as the alert rules already gate it (monitor/rules/slo.py). Outside them a tier need only keep up with its
+demand, so the queue does not grow: the requests/s a replica completes at the largest batch its engine admits
+(the KV cache, the chunk budget, max_num_seqs: `max_batch_at_slo` with no TPOT limit), with no TTFT bound.
+Sizing those hours for the TTFT/TPOT SLO spends GPU-hours on minutes the plan does not count (a 14-day ServeGen
+replay spent 6,478 of its 7,415 GPU-hours above the oracle's there). `always` sizes every moment for the SLO.
+Capacity for the next business morning is still scheduled a cold start ahead: each forecast point is sized by
+the bound of its own moment (`judged_points`).
+
+"In business hours" has one definition, `monitor.plan.hours.in_business_hours` (the triggers, the rules' gauge
+and the replay's judged minutes read it too).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from monitor.advice.capacity import CapacityTable
+from monitor.plan.hours import in_business_hours
+from monitor.plan.model import Plan
+from monitor.sizing.capacity import max_batch_at_slo
+
+__all__ = ["OUTSIDE_HOURS", "business_flags", "judged_points", "slo_counts", "throughput_table"]
+
+OUTSIDE_HOURS = "outside business hours: sized for throughput"
+
+
+def slo_counts(plan: Plan, unix_seconds: float) -> bool:
+    """Whether the plan's SLO is judged at this moment: always, or inside business hours (plan timezone)."""
+    return plan.slo.availability_window == "always" or in_business_hours(unix_seconds, plan.workload.business_hours)
+
+
+def business_flags(plan: Plan, timestamps: Sequence[float]) -> tuple[bool, ...]:
+    """Each moment inside the plan's business hours."""
+    return tuple(in_business_hours(t, plan.workload.business_hours) for t in timestamps)
+
+
+def judged_points(plan: Plan, business: Sequence[bool]) -> tuple[bool, ...]:
+    """Per forecast point (given its business-hours flag), whether the SLO sizes it."""
+    if plan.slo.availability_window == "always":
+        return tuple(True for _ in business)
+    return tuple(business)
+
+
+_THROUGHPUT: dict[int, tuple[CapacityTable, CapacityTable]] = {}
+
+
+def throughput_table(table: CapacityTable) -> CapacityTable:
+    """The same replica model (so the same calibration) at the largest batch the engine admits, throughput
+    only (no TTFT bound), with the same minute quantile. Remembered per SLO table (tables are themselves
+    remembered per plan, tier and calibration), so its lookups are reused from one evaluation to the next."""
+    known = _THROUGHPUT.get(id(table))
+    if known is not None and known[0] is table:
+        return known[1]
+    batch = max_batch_at_slo(table.model, math.inf).batch
+    out = CapacityTable(table.model, batch, table.ttft_slo, False, table.minute_z)
+    if len(_THROUGHPUT) > 512:
+        _THROUGHPUT.clear()
+    _THROUGHPUT[id(table)] = (table, out)
+    return out
