@@ -12,9 +12,10 @@ from monitor.advice import Action, AdviceState, DemandOutlook, advise_tier
 from monitor.advice.capacity import capacity_table
 from monitor.advice.window import OUTSIDE_HOURS, throughput_table
 from monitor.evaluation import EvaluationInputs, evaluate
-from monitor.export import recommendation_to_dict
+from monitor.export import recommendation_shape
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
+from monitor.shapes import dump
 from tests.builders import baseline_observation, copilot_plan
 
 H = 3600.0
@@ -76,7 +77,7 @@ def test_the_plans_availability_window_decides_which_bound_sizes_now(
     assert (rec.needed_now, rec.sized_for, rec.recommended) == (needed, sized_for, needed)
     said = OUTSIDE_HOURS in rec.reason and OUTSIDE_HOURS in rec.explanation[1]
     assert said is (sized_for == "throughput")
-    assert recommendation_to_dict(rec)["sized_for"] == sized_for
+    assert dump(recommendation_shape(rec))["sized_for"] == sized_for
 
 
 def test_the_next_business_morning_is_scheduled_a_cold_start_and_a_margin_ahead_of_its_slo_need() -> None:
