@@ -1,12 +1,14 @@
-"""The replay's observer: what it remembers between minutes gives the numbers the window's own arithmetic gives."""
+"""The replay's observer and refits: what they remember or spread over processes gives the numbers they gave."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from monitor.replay.demand import profile_demand
 from monitor.replay.fleet import TierFleet, TierRecord
 from monitor.replay.observe import ReplayObserver
+from monitor.replay.run import ReplayConfig, run_replay
 from tests.replay.plans import one_tier_plan
 
 
@@ -53,3 +55,13 @@ def test_demand_history_is_known_from_the_first_whole_step_to_the_replays_clock_
     known = {t: v for t, v in zip(history.timestamps, history.values, strict=True) if v is not None}
     assert history.timestamps[0] == -300.0 and history.timestamps[-1] == 3600.0
     assert known == {t: 2.0 for t in np.arange(300.0, 1801.0, 300.0).tolist()}
+
+
+def test_planwatch_refitting_in_two_processes_decides_exactly_as_in_one() -> None:
+    plan = one_tier_plan(cold_start="10m")
+    demand = profile_demand(plan, (), 3.0, np.random.default_rng(3))  # 3 days: backtested models, not naive ones
+    config = ReplayConfig(policies=("planwatch",))
+    one, two = (run_replay(plan, demand, config, workers=w).run("planwatch").fleets["chat"].record for w in (1, 2))
+    for name in ("served", "queue", "ready", "billed", "started", "stopped", "wait_s"):
+        assert np.array_equal(getattr(one, name), getattr(two, name)), name
+    assert one.started[1:].sum() > 0  # the advice moved the fleet: the comparison is not empty
