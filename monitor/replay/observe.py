@@ -102,17 +102,15 @@ class ReplayObserver:
             "cold_start_p95": _cold_start(fleet, self.long_window),
         }
         values.update(self._long(name, r.served, m))
+        bad: dict[str, Measurement] = {}
         curve = fleet.curve
         if curve is not None and ready.max() > 0:
             values.update(_engine(curve, r.per_replica_rps[lo:m], ready, window))
             hist = self._hist.get(name)
             if hist is None:  # not setdefault: that would allocate the whole replay's buckets every minute
                 hist = self._hist[name] = _Cumulative.empty(r.served.size)
-            values.update(_latencies(self.plan, fleet, hist, lo, m, window, served))
-        obs = TierObservation(tier=name, evaluated_at=now, window=window)
-        bad = {k.removeprefix("bad:"): v for k, v in values.items() if k.startswith("bad:")}
-        fields = {k: v for k, v in values.items() if not k.startswith("bad:")}
-        return _with(obs, fields, bad)
+            _latencies(self.plan, fleet, hist, lo, m, window, served, values, bad)
+        return TierObservation(tier=name, evaluated_at=now, window=window, bad_fraction=bad, **values)  # type: ignore[arg-type]
 
     def _long(self, name: str, served: np.ndarray, m: int) -> dict[str, Measurement]:
         minutes = round(_seconds(self.long_window) / 60.0)
@@ -168,12 +166,6 @@ def _seconds(window: str) -> float:
 
 def _m(value: float, window: str) -> Measurement:
     return Measurement.of(value, _QUERY, window)
-
-
-def _with(obs: TierObservation, fields: dict[str, Measurement], bad: dict[str, Measurement]) -> TierObservation:
-    from dataclasses import replace
-
-    return replace(obs, bad_fraction=bad, **fields)  # type: ignore[arg-type]
 
 
 def _unknown(name: str, now: float, window: str, reason: str) -> TierObservation:
@@ -254,23 +246,31 @@ _QUANTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
 
 
 def _latencies(
-    plan: Plan, fleet: TierFleet, hist: _Cumulative, lo: int, m: int, window: str, served: float
-) -> dict[str, Measurement]:
-    """The burn windows' shares over the SLOs, and the check window's quantiles and shares: every window's
-    bucket vector read at once through `FixedBounds` (the arithmetic of `fraction_over` and `quantile`)."""
+    plan: Plan,
+    fleet: TierFleet,
+    hist: _Cumulative,
+    lo: int,
+    m: int,
+    window: str,
+    served: float,
+    out: dict[str, Measurement],
+    bad: dict[str, Measurement],
+) -> None:
+    """The burn windows' shares over the SLOs (into `bad`, keyed `ttft:5m`...), and the check window's quantiles
+    and shares (into `out`): every window's bucket vector read at once through `FixedBounds` (the arithmetic of
+    `fraction_over` and `quantile`)."""
     assert fleet.curve is not None
     hist.advance(fleet.curve, fleet.record, m)
     ttft_slo, tpot_slo = plan.slo_for(fleet.tier)
-    starts = [max(0, m - round(_seconds(w) / 60.0)) for w in BURN_WINDOWS] + [lo]
+    starts = [max(0, m - minutes) for minutes in _burn_minutes()] + [lo]
     ttft, tpot = hist.windows(m, starts)
     over = {"ttft": _TTFT.fraction_over(ttft, ttft_slo), "tpot": _TPOT.fraction_over(tpot, tpot_slo)}
-    out: dict[str, Measurement] = {}
     for i, w in enumerate(BURN_WINDOWS):
         for name, shares in over.items():
             if not math.isnan(shares[i]):
-                out[f"bad:{name}:{w}"] = Measurement(float(shares[i]), _QUERY, w)
+                bad[f"{name}:{w}"] = Measurement(float(shares[i]), _QUERY, w)
     if served < MIN_REQUESTS:
-        return out
+        return
     for name, bounds, rows in (("ttft", _TTFT, ttft), ("tpot", _TPOT, tpot)):
         check = rows[-1:]
         for q, label in _QUANTILES:
@@ -280,4 +280,8 @@ def _latencies(
     for name, shares in over.items():
         if not math.isnan(shares[-1]):
             out[f"{name}_over_slo"] = _m(float(shares[-1]), window)
-    return out
+
+
+@lru_cache(maxsize=1)
+def _burn_minutes() -> tuple[int, ...]:
+    return tuple(round(_seconds(w) / 60.0) for w in BURN_WINDOWS)
