@@ -25,7 +25,7 @@ from typing import Literal
 
 from monitor.histogram import quantile_of_distribution
 from monitor.observe.model import Measurement, TierObservation
-from monitor.plan.model import Plan, Tolerance
+from monitor.plan.model import Plan, Tier, Tolerance
 from monitor.sizing.buckets import (
     ITL_BOUNDS,
     ITL_BOUNDS_BEFORE_15202,
@@ -289,8 +289,7 @@ def _length_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list
     output tokens reads as 485; the plan is pushed through the same buckets before the two are compared.
     """
     tier, wl = sizing.tier, sizing.workload
-    prompts, outputs = tier_lengths(plan, tier)
-    planned = build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context)
+    prompts, outputs, planned = _tier_shapes(plan, tier)
     prompt_bounds, output_bounds = _exposed(obs, "prompt", planned), _exposed(obs, "output", planned)
     return [
         _through_buckets("prompt_p50", prompts, wl.prompt_p50, 0.5, obs.prompt_p50, prompt_bounds),
@@ -298,6 +297,24 @@ def _length_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list
         _through_buckets("output_p50", outputs, wl.output_p50, 0.5, obs.output_p50, output_bounds),
         _through_buckets("output_p95", outputs, wl.output_p95, 0.95, obs.output_p95, output_bounds),
     ]
+
+
+_SHAPES: dict[tuple[int, int], tuple[Plan, Tier, tuple[Band, LogNormal, tuple[float, ...]]]] = {}
+
+
+def _tier_shapes(plan: Plan, tier: Tier) -> tuple[Band, LogNormal, tuple[float, ...]]:
+    """The tier's prompt band, output lengths and token buckets: pure functions of the plan, asked every
+    evaluation (every minute of a replay), so remembered per (plan, tier) object as `replica_model` is."""
+    key = (id(plan), id(tier))
+    cached = _SHAPES.get(key)
+    if cached is not None and cached[0] is plan and cached[1] is tier:
+        return cached[2]
+    if len(_SHAPES) > 256:
+        _SHAPES.clear()
+    prompts, outputs = tier_lengths(plan, tier)
+    shapes = (prompts, outputs, build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context))
+    _SHAPES[key] = (plan, tier, shapes)
+    return shapes
 
 
 def _kv_judged(obs: TierObservation) -> Measurement:

@@ -52,6 +52,7 @@ class ReplayObserver:
     minute: Callable[[], int]
     long_window: str = "7d"
     _hist: dict[str, _Cumulative] = field(default_factory=dict)
+    _rates: dict[str, _Rates] = field(default_factory=dict)
 
     def health(self, now: float) -> SourceHealth:
         return SourceHealth(True, "replay", newest_sample_age_seconds=0.0)
@@ -75,7 +76,11 @@ class ReplayObserver:
         known = (lo >= 0) & (edge <= m)
         e, b = np.clip(edge, 0, m), np.clip(lo, 0, m)
         demand = (served[e] - served[b] + queue[e] - queue[b]) / step_seconds
-        values = tuple(v if k else None for v, k in zip(demand.tolist(), known.tolist(), strict=True))
+        # the known stamps are one run (those after the replay's start, up to its clock): the values as one
+        # slice, None on either side, rather than a test per stamp of the four weeks' grid
+        inside = np.flatnonzero(known)
+        since, until = (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
+        values = (None,) * since + tuple(demand[since:until].tolist()) + (None,) * (stamps.size - until)
         return DemandHistory(tier, step_seconds, tuple(stamps.tolist()), values, _QUERY)
 
     def _tier(self, name: str, fleet: TierFleet, m: int, now: float, window: str) -> TierObservation:
@@ -96,30 +101,61 @@ class ReplayObserver:
             "waiting": _m(fleet.waiting_now(m - 1), window),
             "cold_start_p95": _cold_start(fleet, self.long_window),
         }
-        values.update(self._long(r.served, m))
+        values.update(self._long(name, r.served, m))
+        bad: dict[str, Measurement] = {}
         curve = fleet.curve
         if curve is not None and ready.max() > 0:
             values.update(_engine(curve, r.per_replica_rps[lo:m], ready, window))
             hist = self._hist.get(name)
             if hist is None:  # not setdefault: that would allocate the whole replay's buckets every minute
                 hist = self._hist[name] = _Cumulative.empty(r.served.size)
-            values.update(_latencies(self.plan, fleet, hist, lo, m, window, served))
-        obs = TierObservation(tier=name, evaluated_at=now, window=window)
-        bad = {k.removeprefix("bad:"): v for k, v in values.items() if k.startswith("bad:")}
-        fields = {k: v for k, v in values.items() if not k.startswith("bad:")}
-        return _with(obs, fields, bad)
+            _latencies(self.plan, fleet, hist, lo, m, window, served, values, bad)
+        return TierObservation(tier=name, evaluated_at=now, window=window, bad_fraction=bad, **values)  # type: ignore[arg-type]
 
-    def _long(self, served: np.ndarray, m: int) -> dict[str, Measurement]:
+    def _long(self, name: str, served: np.ndarray, m: int) -> dict[str, Measurement]:
         minutes = round(_seconds(self.long_window) / 60.0)
-        rates = served[max(0, m - minutes) : m] / 60.0
-        if rates.size < 5:
+        lo = max(0, m - minutes)
+        if m - lo < 5:
             return {}
-        five = np.convolve(rates, np.ones(5) / 5.0, mode="valid")
+        rates = self._rates.get(name)
+        if rates is None:
+            rates = self._rates[name] = _Rates.empty(served.size)
+        rates.advance(served, m)
+        one = rates.rates[lo:m]
         return {
-            "peak_rate": _m(float(five.max()), self.long_window),
-            "burst_peak_rate": _m(float(rates.max()), self.long_window),
-            "average_rate": _m(float(rates.mean()), self.long_window),
+            "peak_rate": _m(float(rates.five[lo : m - 4].max()), self.long_window),
+            "burst_peak_rate": _m(float(one.max()), self.long_window),
+            "average_rate": _m(float(one.mean()), self.long_window),
         }
+
+
+@dataclass
+class _Rates:
+    """One tier's per-minute rates (served / 60) and 5-minute means (`five[j]`: minutes j..j+4), extended as the
+    replay advances: a minute's values never change once recorded, so the long window's peaks read them
+    instead of dividing and convolving the whole window again every minute (a week of minutes per tier per
+    decision). The same arithmetic as over the window's slice: elementwise, and `np.convolve` of 5 values
+    does not depend on where they sit in the array."""
+
+    rates: np.ndarray
+    five: np.ndarray
+    upto: int = 0
+
+    @classmethod
+    def empty(cls, minutes: int) -> _Rates:
+        return cls(np.zeros(minutes), np.zeros(max(0, minutes - 4)))
+
+    def advance(self, served: np.ndarray, m: int) -> None:
+        if m <= self.upto:
+            return
+        self.rates[self.upto : m] = served[self.upto : m] / 60.0
+        first = max(0, self.upto - 4)
+        if m - first >= 5:
+            self.five[first : m - 4] = np.convolve(self.rates[first:m], _FIVE, mode="valid")
+        self.upto = m
+
+
+_FIVE = np.ones(5) / 5.0
 
 
 @lru_cache(maxsize=64)
@@ -130,12 +166,6 @@ def _seconds(window: str) -> float:
 
 def _m(value: float, window: str) -> Measurement:
     return Measurement.of(value, _QUERY, window)
-
-
-def _with(obs: TierObservation, fields: dict[str, Measurement], bad: dict[str, Measurement]) -> TierObservation:
-    from dataclasses import replace
-
-    return replace(obs, bad_fraction=bad, **fields)  # type: ignore[arg-type]
 
 
 def _unknown(name: str, now: float, window: str, reason: str) -> TierObservation:
@@ -216,23 +246,31 @@ _QUANTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
 
 
 def _latencies(
-    plan: Plan, fleet: TierFleet, hist: _Cumulative, lo: int, m: int, window: str, served: float
-) -> dict[str, Measurement]:
-    """The burn windows' shares over the SLOs, and the check window's quantiles and shares: every window's
-    bucket vector read at once through `FixedBounds` (the arithmetic of `fraction_over` and `quantile`)."""
+    plan: Plan,
+    fleet: TierFleet,
+    hist: _Cumulative,
+    lo: int,
+    m: int,
+    window: str,
+    served: float,
+    out: dict[str, Measurement],
+    bad: dict[str, Measurement],
+) -> None:
+    """The burn windows' shares over the SLOs (into `bad`, keyed `ttft:5m`...), and the check window's quantiles
+    and shares (into `out`): every window's bucket vector read at once through `FixedBounds` (the arithmetic of
+    `fraction_over` and `quantile`)."""
     assert fleet.curve is not None
     hist.advance(fleet.curve, fleet.record, m)
     ttft_slo, tpot_slo = plan.slo_for(fleet.tier)
-    starts = [max(0, m - round(_seconds(w) / 60.0)) for w in BURN_WINDOWS] + [lo]
+    starts = [max(0, m - minutes) for minutes in _burn_minutes()] + [lo]
     ttft, tpot = hist.windows(m, starts)
     over = {"ttft": _TTFT.fraction_over(ttft, ttft_slo), "tpot": _TPOT.fraction_over(tpot, tpot_slo)}
-    out: dict[str, Measurement] = {}
     for i, w in enumerate(BURN_WINDOWS):
         for name, shares in over.items():
             if not math.isnan(shares[i]):
-                out[f"bad:{name}:{w}"] = Measurement(float(shares[i]), _QUERY, w)
+                bad[f"{name}:{w}"] = Measurement(float(shares[i]), _QUERY, w)
     if served < MIN_REQUESTS:
-        return out
+        return
     for name, bounds, rows in (("ttft", _TTFT, ttft), ("tpot", _TPOT, tpot)):
         check = rows[-1:]
         for q, label in _QUANTILES:
@@ -242,4 +280,8 @@ def _latencies(
     for name, shares in over.items():
         if not math.isnan(shares[-1]):
             out[f"{name}_over_slo"] = _m(float(shares[-1]), window)
-    return out
+
+
+@lru_cache(maxsize=1)
+def _burn_minutes() -> tuple[int, ...]:
+    return tuple(round(_seconds(w) / 60.0) for w in BURN_WINDOWS)

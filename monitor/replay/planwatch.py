@@ -13,13 +13,15 @@ data unknown) holds what runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from forecasting import ForecastError
 from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
-from monitor.forecasts import TierForecast
-from monitor.outlooks import ForecastWindows, fit_tier
+from monitor.forecasts import TierForecast, forecast_tier
+from monitor.observe.observer import DemandHistory
+from monitor.outlooks import ForecastWindows, read_history
 from monitor.plan.model import Plan
 from monitor.replay.fleet import TierFleet
 from monitor.replay.observe import ReplayObserver
@@ -41,8 +43,10 @@ class Planwatch:
     triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
     advice_states: dict[str, object] = field(default_factory=dict)
     sizing: PlanSizing | None = None
+    refit_workers: int = 1  # processes the tiers' hourly refits run in (the replay's spare cores); 1: in this one
     _minute: int = 0
     _refit_at: float | None = None
+    _pool: Executor | None = None
 
     def attach(self, fleets: Mapping[str, TierFleet]) -> None:
         self.observer = ReplayObserver(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
@@ -81,16 +85,56 @@ class Planwatch:
         return {name: f.outlook for name, f in self.forecasts.items()}
 
     def _refit(self, now: float) -> None:
+        """`fit_tier` per tier (its history read here, at the replay's clock), the forecasts in `refit_workers`
+        processes: they are most of a long replay's work, pure, and independent between tiers."""
         assert self.observer is not None
         st = self.settings
         windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
         self._refit_at = now
+        histories = [read_history(self.observer, self.plan, t.name, now, windows) for t in self.plan.tiers]
+        jobs = [(h, now, windows.horizon_seconds) for h in histories]
+        if self.refit_workers > 1:
+            fitted = list(self._executor().map(_forecast, jobs))
+        else:
+            fitted = [_forecast(job) for job in jobs]
         fits: dict[str, TierForecast] = {}
-        for tier in self.plan.tiers:
-            try:
-                fits[tier.name] = fit_tier(self.observer, self.plan, tier.name, now, windows)
-            except ForecastError:
-                previous = self.forecasts.get(tier.name)
-                if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:
-                    fits[tier.name] = previous
+        for tier, fit in zip(self.plan.tiers, fitted, strict=True):
+            if fit is not None:
+                fits[tier.name] = fit
+                continue
+            previous = self.forecasts.get(tier.name)
+            if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:
+                fits[tier.name] = previous
         self.forecasts = fits
+
+    def _executor(self) -> Executor:
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("fork")  # the forecaster is imported already
+            self._pool = ProcessPoolExecutor(self.refit_workers, mp_context=context, initializer=_one_blas_thread)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the refit processes (the replay calls it when the policy has run)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+def _forecast(job: tuple[DemandHistory, float, float]) -> TierForecast | None:
+    """One tier's forecast, None where its history cannot be forecast (`fit_tier`'s ForecastError, returned
+    rather than raised: the forecaster's errors do not all survive pickling)."""
+    history, now, horizon = job
+    try:
+        return forecast_tier(history, now, horizon)
+    except ForecastError:
+        return None
+
+
+def _one_blas_thread() -> None:
+    """A refit process fits as the replay's own process does: on one BLAS thread (monitor.replay.run)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")

@@ -9,6 +9,8 @@ interpolation (`monitor.histogram.quantile_of_distribution`). A plan of exactly 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = [
     "ITL_BOUNDS",
     "ITL_BOUNDS_BEFORE_15202",
@@ -29,8 +31,10 @@ ITL_BOUNDS: tuple[float, ...] = (
 ITL_BOUNDS_BEFORE_15202: tuple[float, ...] = tuple(b for b in ITL_BOUNDS if b <= 2.5)
 
 
+@lru_cache(maxsize=64)
 def build_1_2_5_buckets(max_value: int) -> tuple[float, ...]:
-    """1, 2, 5, 10, 20, 50, ... up to max_value: vLLM's buckets for token counts (`build_1_2_5_buckets`)."""
+    """1, 2, 5, 10, 20, 50, ... up to max_value: vLLM's buckets for token counts (`build_1_2_5_buckets`).
+    Remembered: drift asks for the same few every evaluation."""
     buckets: list[float] = []
     exponent = 0
     while True:

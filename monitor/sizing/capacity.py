@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from monitor.sizing.roofline import Engine, StepTime
 from monitor.sizing.shape import Z95
@@ -66,7 +67,7 @@ class ReplicaModel:
     # in a replay's searches); the model is immutable, so a remembered value is the computed one
     _slots: dict[float, float] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
-    @property
+    @cached_property
     def gaps(self) -> float:
         return max(self.workload.output_mean - 1.0, 0.0)
 
@@ -96,7 +97,7 @@ class ReplicaModel:
         c = self.chunk_tokens(batch)
         return min(1.0, self.interleaved_prefill_tokens(batch) / c) if c > 0 else 0.0
 
-    @property
+    @cached_property
     def prefill_context(self) -> float:
         """Average context a prefill token attends to: the cached prefix plus half the uncached prompt."""
         return self.workload.cached_prompt_mean + self.workload.uncached_prompt_mean / 2

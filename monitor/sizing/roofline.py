@@ -21,6 +21,7 @@ Attention runs in BF16 whatever the weights (FlashAttention; the FP8 KV cache is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from monitor.plan.catalog import GPUSpec
 from monitor.plan.model import ModelSpec, Tier
@@ -71,7 +72,8 @@ class StepTime:
 
 @dataclass(frozen=True)
 class Engine:
-    """One replica's physics: what it must move and compute, and how fast it can."""
+    """One replica's physics: what it must move and compute, and how fast it can. The derived rates are
+    remembered per engine (it is immutable): a replay's capacity searches ask for them millions of times."""
 
     tensor_parallel: int
     weights_bytes: float
@@ -108,32 +110,36 @@ class Engine:
             step_overhead_seconds=eff.step_overhead_seconds,
         )
 
-    @property
+    @cached_property
     def effective_bandwidth(self) -> float:
         """TP x HBM bandwidth x efficiency, bytes/s (4 x 3.35 TB/s x 0.7 = 9.38 TB/s)."""
         return self.tensor_parallel * self.bandwidth_bytes_per_second * self.bandwidth_efficiency
 
-    @property
+    @cached_property
     def effective_flops(self) -> float:
         """TP x peak x GEMM efficiency, FLOP/s (4 x 1979 TFLOPS x 0.4 = 3.17 PFLOP/s)."""
         return self.tensor_parallel * self.peak_flops * self.compute_efficiency
 
-    @property
+    @cached_property
     def effective_attention_flops(self) -> float:
         per_gpu = self.attention_flops or self.peak_flops * self.compute_efficiency
         return self.tensor_parallel * per_gpu
 
-    @property
+    @cached_property
     def flops_per_token(self) -> float:
         """2 x params: one multiply-add per weight per token."""
         return 2.0 * self.params
 
-    @property
+    @cached_property
     def attention_flops_per_pair(self) -> float:
         """4 x layers x hidden: QK^T and AV, 2 FLOPs each, per (query, context) pair."""
         return 4.0 * self.layers * self.hidden_size
 
     def weights_read_seconds(self) -> float:
+        return self._weights_read_seconds
+
+    @cached_property
+    def _weights_read_seconds(self) -> float:
         return self.weights_bytes / self.effective_bandwidth
 
     def kv_read_seconds(self, kv_tokens: float) -> float:

@@ -9,6 +9,7 @@ assumed independent of prompt length.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from monitor.plan.model import Plan, Tier
 from monitor.sizing.prefix import PrefixModel, plan_prefix_hit_rate
@@ -19,7 +20,8 @@ __all__ = ["TierWorkload", "plan_prefix_hit_rate", "tier_lengths", "tier_workloa
 
 @dataclass(frozen=True)
 class TierWorkload:
-    """What one tier must serve at peak and on average, per model call."""
+    """What one tier must serve at peak and on average, per model call. The derived lengths are remembered
+    (it is immutable): every TTFT and TPOT estimate reads them."""
 
     share: float  # of all model calls
     peak_rps: float
@@ -32,31 +34,31 @@ class TierWorkload:
     output_p95: float
     prefix_hit_rate: float  # the tier's own: the plan's reuse rule over its band (monitor.sizing.prefix)
 
-    @property
+    @cached_property
     def cached_prompt_mean(self) -> float:
         return self.prompt_mean * self.prefix_hit_rate
 
-    @property
+    @cached_property
     def uncached_prompt_mean(self) -> float:
         """Prompt tokens that must be computed: prompt x (1 - hit rate) (2,000 x 0.4 = 800 in the seed)."""
         return self.prompt_mean * (1.0 - self.prefix_hit_rate)
 
-    @property
+    @cached_property
     def uncached_prompt_p95(self) -> float:
         return self.prompt_p95 * (1.0 - self.prefix_hit_rate)
 
-    @property
+    @cached_property
     def context_mean(self) -> float:
         """Prompt + output: the full sequence the seed uses for KV reads (2,300 tokens)."""
         return self.prompt_mean + self.output_mean
 
-    @property
+    @cached_property
     def decode_context_mean(self) -> float:
         """Prompt + output / 2: the context a decoding sequence holds on average over its life (a batch
         mixes sequences at every stage), so the KV a decode step reads per sequence."""
         return self.prompt_mean + self.output_mean / 2
 
-    @property
+    @cached_property
     def context_p95(self) -> float:
         return self.prompt_p95 + self.output_p95
 

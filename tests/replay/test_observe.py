@@ -1,0 +1,67 @@
+"""The replay's observer and refits: what they remember or spread over processes gives the numbers they gave."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from monitor.replay.demand import profile_demand
+from monitor.replay.fleet import TierFleet, TierRecord
+from monitor.replay.observe import ReplayObserver
+from monitor.replay.run import ReplayConfig, run_replay
+from tests.replay.plans import one_tier_plan
+
+
+def _observer(served: np.ndarray, long_window: str) -> tuple[ReplayObserver, list[int]]:
+    plan = one_tier_plan()
+    record = TierRecord.empty(served.size)
+    record.served[:] = served
+    fleet = TierFleet(plan.tiers[0], None, 300.0, record, ready=1)
+    clock = [0]
+    return ReplayObserver(plan, {"chat": fleet}, 0.0, lambda: clock[0], long_window), clock
+
+
+@pytest.mark.parametrize(
+    ("long_window", "every"),
+    [("30m", 1), ("30m", 7), ("2h", 3)],
+    ids=["a window shorter than the replay, read every minute",
+         "read every 7 minutes (a longer decision interval)",
+         "a window longer than the first reads"],
+)  # fmt: skip
+def test_long_window_peaks_read_as_the_replay_advances_equal_the_windows_own_arithmetic(
+    long_window: str, every: int
+) -> None:
+    rng = np.random.default_rng(1)
+    served = rng.poisson(300.0, 240) * rng.uniform(0.5, 1.5, 240)  # fractional, as a capped minute serves
+    observer, clock = _observer(served, long_window)
+    minutes = {"30m": 30, "2h": 120}[long_window]
+    for m in range(1, served.size + 1, every):
+        clock[0] = m
+        obs = observer.collect(observer.plan, 60.0 * m, "1h")["chat"]
+        rates = served[max(0, m - minutes) : m] / 60.0
+        if rates.size < 5:
+            assert obs.peak_rate.value is None
+            continue
+        five = np.convolve(rates, np.ones(5) / 5.0, mode="valid")
+        assert (obs.peak_rate.value, obs.burst_peak_rate.value, obs.average_rate.value) == (
+            float(five.max()), float(rates.max()), float(rates.mean())
+        )  # fmt: skip
+
+
+def test_demand_history_is_known_from_the_first_whole_step_to_the_replays_clock_and_unknown_around_it() -> None:
+    observer, clock = _observer(np.full(60, 120.0), "7d")
+    clock[0] = 30  # half an hour replayed
+    history = observer.demand_history(observer.plan, "chat", -600.0, 3600.0, 300.0)
+    known = {t: v for t, v in zip(history.timestamps, history.values, strict=True) if v is not None}
+    assert history.timestamps[0] == -300.0 and history.timestamps[-1] == 3600.0
+    assert known == {t: 2.0 for t in np.arange(300.0, 1801.0, 300.0).tolist()}
+
+
+def test_planwatch_refitting_in_two_processes_decides_exactly_as_in_one() -> None:
+    plan = one_tier_plan(cold_start="10m")
+    demand = profile_demand(plan, (), 3.0, np.random.default_rng(3))  # 3 days: backtested models, not naive ones
+    config = ReplayConfig(policies=("planwatch",))
+    one, two = (run_replay(plan, demand, config, workers=w).run("planwatch").fleets["chat"].record for w in (1, 2))
+    for name in ("served", "queue", "ready", "billed", "started", "stopped", "wait_s"):
+        assert np.array_equal(getattr(one, name), getattr(two, name)), name
+    assert one.started[1:].sum() > 0  # the advice moved the fleet: the comparison is not empty
