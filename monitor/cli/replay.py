@@ -23,6 +23,7 @@ from fleetsim.scenarios import ScenarioError, parse_scenarios
 from monitor.cli.common import err_console, fail, json_dumps, load_plan_or_exit, option_seconds, out_console
 from monitor.cli.tables import print_table
 from monitor.plan.model import Plan
+from monitor.replay.names import POLICIES
 
 if TYPE_CHECKING:
     from monitor.replay.demand import Demand
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 _FORMATS = ("table", "json", "html")
-# monitor.replay.run.POLICIES, for the option's default without importing the replay (tests/cli_ux keeps them equal)
-POLICIES = ("static", "reactive", "predictive", "planwatch", "oracle")
 
 
 def register(app: typer.Typer) -> None:

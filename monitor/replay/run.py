@@ -20,13 +20,12 @@ from monitor.plan.model import Plan
 from monitor.replay.curve import TierCurve, tier_curve
 from monitor.replay.demand import Demand
 from monitor.replay.fleet import TierFleet, TierRecord
+from monitor.replay.names import POLICIES
 from monitor.replay.planwatch import Planwatch
 from monitor.replay.policies import Oracle, Policy, Predictive, Reactive, Static
 from monitor.replay.slo import required_replicas
 
 __all__ = ["POLICIES", "PolicyRun", "Replay", "ReplayConfig", "judged_minutes", "run_replay"]
-
-POLICIES = ("static", "reactive", "predictive", "planwatch", "oracle")
 
 
 @dataclass(frozen=True)

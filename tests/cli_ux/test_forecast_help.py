@@ -78,11 +78,3 @@ def test_commands_help_loads_no_scipy(command: str) -> None:
     done, loaded = _loaded(command, "--help")
     assert "Usage" in done.stdout, done.stdout
     assert "scipy" not in loaded, loaded
-
-
-def test_replay_help_offers_every_policy_the_replay_runs() -> None:
-    """The option's default is written in the CLI (importing the replay for it would cost seconds)."""
-    from monitor.cli import replay as cli
-    from monitor.replay.run import POLICIES
-
-    assert cli.POLICIES == POLICIES
