@@ -90,3 +90,30 @@ class History:
                     for t, v in points:
                         series.add(t, v)
         return out.getvalue()
+
+
+# vLLM's token-count bucket bounds (a short list: 1-2-5 steps), as label values.
+TOKEN_BUCKETS = ("1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "5000", "+Inf")
+
+
+def copilot_pods(
+    start: float, end: float, *, output: tuple[str, float], ttft: tuple[tuple[str, ...], str, float]
+) -> str:
+    """Two copilot replicas (`llm/copilot-0`, `-1`) from `start` to `end` at 15 s, each finishing a request a second:
+    every prompt 1500 tokens (the 2000 bucket), every output in one bucket, `output` = (the bucket, the mean
+    tokens), every TTFT in one bucket, `ttft` = (the bucket list, the bucket, the mean seconds)."""
+    (out_bucket, out_sum), (ttft_buckets, ttft_bucket, ttft_sum) = output, ttft
+    h = History(start, end, 15.0)
+    for pod in ("copilot-0", "copilot-1"):
+        labels = {"job": "vllm", "instance": f"{pod}:8000", "namespace": "llm", "pod": pod, "tier": "copilot",
+                  "model_name": "meta-llama/Llama-3.3-70B-Instruct", "engine": "0"}  # fmt: skip
+        h.gauge("vllm:num_requests_running", labels, 4)
+        h.counter("vllm:request_success", labels | {"finished_reason": "stop"}, 1.0)
+        h.histogram("vllm:request_prompt_tokens", labels, dict.fromkeys(TOKEN_BUCKETS, 0.0) | {"2000": 1.0}, 1500.0)
+        h.histogram("vllm:request_generation_tokens", labels,
+                    dict.fromkeys(TOKEN_BUCKETS, 0.0) | {out_bucket: 1.0}, out_sum)  # fmt: skip
+        h.histogram("vllm:time_to_first_token_seconds", labels,
+                    dict.fromkeys(ttft_buckets, 0.0) | {ttft_bucket: 1.0}, ttft_sum)  # fmt: skip
+        target = {k: labels[k] for k in ("job", "instance", "namespace", "pod", "tier")}
+        h.raw("up", target, [(t, 1.0) for t in times(start, end, 15.0)])
+    return h.text()

@@ -24,7 +24,7 @@ from monitor.export import trigger_shape
 from monitor.service import schemas
 from monitor.service.app import build_services, default_observer
 from monitor.triggers import Evidence, Severity, TriggerRecord, TriggerState, trigger_def
-from tests.harness.history import History, times
+from tests.harness.history import copilot_pods
 from tests.harness.stack import Stack
 from tests.service.conftest import ApiClient, make_settings
 
@@ -33,23 +33,11 @@ pytestmark = pytest.mark.integration
 COPILOT = Path(__file__).resolve().parents[2] / "examples" / "support-copilot.yaml"
 END = 1_790_000_000.0
 START = END - 3600.0
-TOKENS = ("1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "5000", "+Inf")
 SECONDS = ("0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf")
 
 
 def _history() -> str:
-    h = History(START, END, 15.0)
-    for pod in ("copilot-0", "copilot-1"):
-        labels = {"job": "vllm", "instance": f"{pod}:8000", "namespace": "llm", "pod": pod, "tier": "copilot",
-                  "model_name": "meta-llama/Llama-3.3-70B-Instruct", "engine": "0"}  # fmt: skip
-        h.gauge("vllm:num_requests_running", labels, 4)
-        h.counter("vllm:request_success", labels | {"finished_reason": "stop"}, 1.0)
-        h.histogram("vllm:request_prompt_tokens", labels, dict.fromkeys(TOKENS, 0.0) | {"2000": 1.0}, 1500.0)
-        h.histogram("vllm:request_generation_tokens", labels, dict.fromkeys(TOKENS, 0.0) | {"500": 1.0}, 300.0)
-        h.histogram("vllm:time_to_first_token_seconds", labels, dict.fromkeys(SECONDS, 0.0) | {"1": 1.0}, 0.6)
-        target = {k: labels[k] for k in ("job", "instance", "namespace", "pod", "tier")}
-        h.raw("up", target, [(t, 1.0) for t in times(START, END, 15.0)])
-    return h.text()
+    return copilot_pods(START, END, output=("500", 300.0), ttft=(SECONDS, "1", 0.6))
 
 
 @pytest.fixture(scope="module")
