@@ -54,7 +54,12 @@ def replay(
     fmt: Annotated[str, typer.Option("--format", help="table, json or html.")] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Directory for replay.png / replay.html / json.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of arrivals and physics.")] = 0,
-    workers: Annotated[int, typer.Option("--workers", help="Processes to run policies in (0: one per core).")] = 0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", help="Processes to run the policies and planwatch's forecast refits in (0: one per core)."
+        ),
+    ] = 0,
 ) -> None:
     """Replay a trace through the fleet physics under each policy, side by side with the hindsight oracle."""
     from monitor.replay.summary import summarise
