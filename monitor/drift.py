@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Literal
 
 from monitor.histogram import quantile_of_distribution
+from monitor.memo import IdentityMemo
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.model import Plan, Tier, Tolerance
 from monitor.sizing.buckets import (
@@ -299,22 +300,18 @@ def _length_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> list
     ]
 
 
-_SHAPES: dict[tuple[int, int], tuple[Plan, Tier, tuple[Band, LogNormal, tuple[float, ...]]]] = {}
+_SHAPES: IdentityMemo[tuple[Band, LogNormal, tuple[float, ...]]] = IdentityMemo(256)
 
 
 def _tier_shapes(plan: Plan, tier: Tier) -> tuple[Band, LogNormal, tuple[float, ...]]:
     """The tier's prompt band, output lengths and token buckets: pure functions of the plan, asked every
     evaluation (every minute of a replay), so remembered per (plan, tier) object as `replica_model` is."""
-    key = (id(plan), id(tier))
-    cached = _SHAPES.get(key)
-    if cached is not None and cached[0] is plan and cached[1] is tier:
-        return cached[2]
-    if len(_SHAPES) > 256:
-        _SHAPES.clear()
+    return _SHAPES.get((plan, tier), (), lambda: _shapes(plan, tier))
+
+
+def _shapes(plan: Plan, tier: Tier) -> tuple[Band, LogNormal, tuple[float, ...]]:
     prompts, outputs = tier_lengths(plan, tier)
-    shapes = (prompts, outputs, build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context))
-    _SHAPES[key] = (plan, tier, shapes)
-    return shapes
+    return prompts, outputs, build_1_2_5_buckets(tier.max_model_len or plan.model_of(tier).max_context)
 
 
 def _kv_judged(obs: TierObservation) -> Measurement:

@@ -15,6 +15,7 @@ from statistics import NormalDist
 import numpy as np
 
 from monitor.advice.model import AdviceSettings
+from monitor.memo import IdentityMemo
 from monitor.observe.model import TierObservation
 from monitor.plan.model import Plan, Tier
 from monitor.sizing.capacity import ReplicaModel, max_batch_at_slo
@@ -119,21 +120,13 @@ class CapacityTable:
         return need
 
 
-_TABLES: dict[tuple[int, int, float], tuple[Plan, Tier, CapacityTable]] = {}
+_TABLES: IdentityMemo[CapacityTable] = IdentityMemo(512)
 
 
 def capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:
     """The tier's table at this calibration, remembered per (plan, tier, factor) object: a table's entries
     are filled as they are asked for, so evaluations every minute (serve, a replay) reuse them."""
-    key = (id(plan), id(tier), calibration)
-    cached = _TABLES.get(key)
-    if cached is not None and cached[0] is plan and cached[1] is tier:
-        return cached[2]
-    if len(_TABLES) > 512:
-        _TABLES.clear()
-    table = _capacity_table(plan, tier, calibration)
-    _TABLES[key] = (plan, tier, table)
-    return table
+    return _TABLES.get((plan, tier), (calibration,), lambda: _capacity_table(plan, tier, calibration))
 
 
 def _capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable:

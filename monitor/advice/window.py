@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 
 from monitor.advice.capacity import CapacityTable
+from monitor.memo import IdentityMemo
 from monitor.plan.hours import in_business_hours
 from monitor.plan.model import Plan
 from monitor.sizing.capacity import max_batch_at_slo
@@ -45,19 +46,16 @@ def judged_points(plan: Plan, business: Sequence[bool]) -> tuple[bool, ...]:
     return tuple(business)
 
 
-_THROUGHPUT: dict[int, tuple[CapacityTable, CapacityTable]] = {}
+_THROUGHPUT: IdentityMemo[CapacityTable] = IdentityMemo(512)
 
 
 def throughput_table(table: CapacityTable) -> CapacityTable:
     """The same replica model (so the same calibration) at the largest batch the engine admits, throughput
     only (no TTFT bound), with the same minute quantile. Remembered per SLO table (tables are themselves
     remembered per plan, tier and calibration), so its lookups are reused from one evaluation to the next."""
-    known = _THROUGHPUT.get(id(table))
-    if known is not None and known[0] is table:
-        return known[1]
+    return _THROUGHPUT.get((table,), (), lambda: _throughput_table(table))
+
+
+def _throughput_table(table: CapacityTable) -> CapacityTable:
     batch = max_batch_at_slo(table.model, math.inf).batch
-    out = CapacityTable(table.model, batch, table.ttft_slo, False, table.minute_z)
-    if len(_THROUGHPUT) > 512:
-        _THROUGHPUT.clear()
-    _THROUGHPUT[id(table)] = (table, out)
-    return out
+    return CapacityTable(table.model, batch, table.ttft_slo, False, table.minute_z)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from monitor.memo import IdentityMemo
 from monitor.plan.model import Plan, Tier
 from monitor.sizing.capacity import CurvePoint, ReplicaModel, capacity_curve, max_batch_at_slo
 from monitor.sizing.latency import TTFTEstimate, ttft_p95
@@ -109,22 +110,16 @@ def _count(point: OperatingPoint) -> int | None:
     return point.replicas if point.ttft_feasible and point.max_batch > 0 else None
 
 
-_MODELS: dict[tuple[int, int, float, float], tuple[Plan, Tier, ReplicaModel]] = {}
+_MODELS: IdentityMemo[ReplicaModel] = IdentityMemo(256)
 
 
 def replica_model(plan: Plan, tier: Tier, bandwidth_eff: float, compute_eff: float) -> ReplicaModel:
     """The tier's replica at these efficiencies, remembered per (plan, tier) object: drift and advice ask
     for the same one at every evaluation (a replay evaluates every minute). The entry holds the plan and
     tier, so their ids are not reused while it is cached."""
-    key = (id(plan), id(tier), bandwidth_eff, compute_eff)
-    cached = _MODELS.get(key)
-    if cached is not None and cached[0] is plan and cached[1] is tier:
-        return cached[2]
-    if len(_MODELS) > 256:
-        _MODELS.clear()
-    replica = _replica_model(plan, tier, bandwidth_eff, compute_eff)
-    _MODELS[key] = (plan, tier, replica)
-    return replica
+    return _MODELS.get(
+        (plan, tier), (bandwidth_eff, compute_eff), lambda: _replica_model(plan, tier, bandwidth_eff, compute_eff)
+    )
 
 
 def _replica_model(plan: Plan, tier: Tier, bandwidth_eff: float, compute_eff: float) -> ReplicaModel:
