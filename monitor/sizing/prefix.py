@@ -18,11 +18,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from monitor.plan.model import Plan
 from monitor.sizing.shape import Band, LogNormal
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["PrefixModel", "plan_prefix_hit_rate"]
 
@@ -53,6 +55,8 @@ class PrefixModel:
         return _prefix_model(plan.workload.shared_prefix_tokens, plan_prefix_hit_rate(plan), prompts)
 
     def cacheable(self, prompt_tokens: np.ndarray) -> np.ndarray:
+        import numpy as np  # where it computes: every command's --help loads this module (numpy ~0.1 s)
+
         s = self.shared_tokens
         reusable = np.minimum(prompt_tokens, s) + self.extra_fraction * np.maximum(prompt_tokens - s, 0)
         return np.minimum(np.floor(reusable), np.maximum(prompt_tokens - 1, 0)).astype(np.int64)
@@ -66,6 +70,8 @@ class PrefixModel:
 
 def band_lengths(band: Band, points: int = _GRID) -> np.ndarray:
     """Equally likely prompt lengths of a band (its quantiles at the midpoints of `points` slices)."""
+    import numpy as np  # where it computes, as `cacheable`
+
     d = band.dist
     if d.sigma == 0 or band.probability <= 0:
         return np.full(1, max(1.0, round(d.median, 6)))  # exp(ln 2000) is 1999.9999999999998
@@ -78,6 +84,8 @@ def band_lengths(band: Band, points: int = _GRID) -> np.ndarray:
 
 @lru_cache(maxsize=64)
 def _prefix_model(shared: float, hit_rate: float, prompts: LogNormal) -> PrefixModel:
+    import numpy as np  # where it computes, as `cacheable`
+
     lengths = band_lengths(prompts.band(0.0, math.inf))
     mean = lengths.mean()
     base = np.minimum(lengths, shared).mean()

@@ -78,3 +78,17 @@ def test_commands_help_loads_no_scipy(command: str) -> None:
     done, loaded = _loaded(command, "--help")
     assert "Usage" in done.stdout, done.stdout
     assert "scipy" not in loaded, loaded
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("check", id="check --help loads no numpy: the prefix model imports it where it computes"),
+        pytest.param("measurements", id="measurements --help loads no numpy"),
+        pytest.param("size", id="size --help loads no numpy"),
+    ],
+)
+def test_commands_help_loads_no_numpy(command: str) -> None:
+    done, loaded = _loaded(command, "--help")
+    assert "Usage" in done.stdout, done.stdout
+    assert "numpy" not in loaded, loaded
