@@ -15,7 +15,8 @@ does; then, per series:
 - next-day peak error |max forecast - max actual| / max actual;
 - 80% / 95% interval coverage over the next day, and at 1 hour ahead;
 - peak cover: share of origins whose next-peak 95% upper bound >= the realized peak of the next 24 h, and the
-  mean over-provision (upper / realized - 1) on those;
+  mean over-provision (upper / realized - 1) on those; and each realized peak some bound missed, by how
+  much and against the highest value before it (one burst is missed by every origin whose day holds it);
 - the models picked.
 `--step-seconds` first averages each series into coarser steps (hourly exports), to check coarse inputs.
 
@@ -121,10 +122,11 @@ class Tally:
     covered: list[bool]
     over_provision: list[float]
     models: Counter[str]
+    misses: dict[int, list[float]]  # index of a realized peak some bound missed -> those bounds
 
     @classmethod
     def empty(cls) -> Tally:
-        return cls([], [], [], [], [], [], [], [], [], [], [], [], [], [], Counter())
+        return cls([], [], [], [], [], [], [], [], [], [], [], [], [], [], Counter(), {})
 
 
 def score_origin(tally: Tally, grid: Grid, origin: int, result: ForecastResult) -> None:
@@ -160,6 +162,9 @@ def score_origin(tally: Tally, grid: Grid, origin: int, result: ForecastResult) 
     tally.covered.append(upper >= realized)
     if upper >= realized:
         tally.over_provision.append(upper / realized - 1.0)
+    else:
+        peak_at = origin + int(np.nanargmax(actual))
+        tally.misses.setdefault(peak_at, []).append(upper)
     tally.models[result.model] += 1
 
 
@@ -203,7 +208,28 @@ def report(grid: Grid, tally: Tally, seconds_per_origin: float) -> None:
         f"  peak cover (95% upper of the next peak >= realized peak): {np.mean(tally.covered):.1%} "
         f"(target >= 90%), mean over-provision on those {over} (target <= 25%)"
     )
+    for line in describe_misses(grid, tally):
+        print(line)
     print(f"  models picked: {', '.join(f'{m} x{c}' for m, c in sorted(tally.models.items()))}")
+
+
+def describe_misses(grid: Grid, tally: Tally) -> list[str]:
+    """Which realized peaks the missed bounds were short of, against the highest value observed before each.
+
+    Origins 2 h apart share most of their next day, so one burst is missed by every origin whose day holds
+    it: a burst far above anything before it caps the cover whatever the bound's calibration.
+    """
+    lines = []
+    for peak_at, uppers in sorted(tally.misses.items()):
+        realized = float(grid.observed[peak_at])
+        before = float(np.nanmax(grid.observed[:peak_at]))
+        day, hour = divmod(peak_at * grid.step_seconds / HOUR, 24.0)
+        lines.append(
+            f"  missed peak {realized:.4g} at day {int(day)} {hour:04.1f} h by {len(uppers)} origins "
+            f"(bound {min(uppers):.4g}-{max(uppers):.4g}, {realized / max(uppers):.2f}-{realized / min(uppers):.2f}x "
+            f"short); highest value before it {before:.4g} ({realized / before:.2f}x)"
+        )
+    return lines
 
 
 def speed_tiers(series: dict[str, Grid], tiers: int, days: int) -> dict[str, RegularSeries]:
