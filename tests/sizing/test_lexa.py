@@ -79,3 +79,9 @@ def test_size_shows_it_all() -> None:
         assert text in result.output
     data = json.loads(CliRunner().invoke(build_app(), ["size", str(LEXA), "--format", "json"]).output)
     assert [s["label"] for s in data["surfaces"]] == ["dedicated in eu", "batch in eu"]
+
+
+def test_the_ttft_row_shows_the_wait_of_each_replicas_own_queue() -> None:
+    data = json.loads(CliRunner().invoke(build_app(), ["size", str(LEXA), "--format", "json"]).output)
+    [row] = [r for r in data["tiers"][0]["hypothesis"] if r["decision"] == "TTFT"]
+    assert "(M/M/c in each replica's own queue: c = batch 18 slots at 4.00 req/s / 8 replicas)" in row["why"]
