@@ -152,7 +152,8 @@ def _ttft_row(sized: SizedTier) -> HypothesisRow:
         f"prefill of the p95 uncached prompt ({s.workload.uncached_prompt_p95:,.0f} tokens) "
         f"{format_seconds(t.prefill_p95_seconds)} + the step in flight {format_seconds(t.step_wait_p95_seconds)}"
         f" + prompts ahead p95 {format_seconds(t.prefill_wait_p95_seconds)} (M/D/1 on prefill) + queue wait p95 "
-        f"{format_seconds(t.wait_p95_seconds)} (M/M/c, c = replicas x batch)",
+        f"{format_seconds(t.wait_p95_seconds)} (M/M/c in each replica's own queue: c = batch {p.max_batch:,} slots"
+        f" at {s.workload.peak_rps:.2f} req/s / {max(p.replicas, 1)} replicas)",
         "TTFT p50/p95/p99 at 1x, 2x and 3x expected peak",
     )
 

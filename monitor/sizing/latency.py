@@ -1,9 +1,13 @@
 """Step 6 of the seeds: TTFT = queueing wait + the step in flight + prefill of the uncached prompt.
 
-Queueing: a replica with a batch limit of B serves up to B requests at once, so r replicas act as an
-M/M/c queue with c = r x B slots and a service time of one request's whole stay (prefill + output x
-TPOT, the time a request holds its slot). Erlang C gives the chance a request must wait, and the 95th
-percentile of the wait is ln(C / 0.05) / (c mu - lambda) when C > 0.05 (else 0). Above saturation the wait is unbounded.
+Queueing: a replica with a batch limit of B serves up to B requests at once. Behind a router each vLLM
+engine queues its own requests (its scheduler's waiting queue): a request routed to a full replica waits
+there even while another replica has a free slot. So each replica is its own M/M/c queue with c = B slots
+at lambda / r, not one queue of r x B slots pooled across the tier (which would promise the shorter wait of a
+single shared queue; the replay's physics queues per replica too). The service time is one request's
+whole stay (prefill + output x TPOT, the time a request holds its slot). Erlang C gives the chance a
+request must wait, and the 95th percentile of the wait is ln(C / 0.05) / (c mu - lambda) when C > 0.05
+(else 0). Above saturation the wait is unbounded.
 
 Prompts ahead: a replica prefills FIFO, so a prompt also waits for those that arrived before it (an
 M/D/1 queue on the prefill work).
@@ -39,7 +43,7 @@ def erlang_c(servers: int, offered_load: float) -> float:
 
     Erlang B is the Poisson(a) mass at c over its mass up to c, B = pmf(c) / cdf(c), and
     C = c B / (c - a (1 - B)). In log space with the regularized incomplete gamma (cdf(c) = Q(c + 1, a)),
-    so a fleet of 1,000 replicas x 256 slots costs the same as one.
+    so a queue of thousands of slots costs the same as one of a few.
     """
     if servers <= 0 or offered_load >= servers:
         return 1.0
@@ -122,13 +126,14 @@ class TTFTEstimate:
 
 
 def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: int, arrival_rps: float) -> TTFTEstimate:
-    """TTFT p95 of a tier with `replicas` replicas of `batch_limit` slots at `arrival_rps` model calls/s:
-    queueing for a slot + the step in flight + the prompts ahead + the prefill of the p95 uncached prompt."""
+    """TTFT p95 of a tier with `replicas` replicas of `batch_limit` slots at `arrival_rps` model calls/s
+    spread evenly by the router: queueing for a slot in the replica's own queue (B slots at arrival_rps /
+    replicas) + the step in flight + the prompts ahead + the prefill of the p95 uncached prompt."""
     wl = replica.workload
     service = replica.slot_seconds(max(batch_limit, 1))
     per_replica = arrival_rps / replicas if replicas else math.inf
     operating = min(float(batch_limit), per_replica * service) if batch_limit else 1.0
-    wait = wait_p95_seconds(replicas * batch_limit, arrival_rps, service)
+    wait = wait_p95_seconds(batch_limit, per_replica, service)  # each replica its own queue
     cached_p95 = wl.prompt_p95 * wl.prefix_hit_rate
     batch = max(operating, 1.0)
     prefill = prefill_seconds(replica, wl.uncached_prompt_p95, cached_p95, batch)

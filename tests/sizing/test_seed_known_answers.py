@@ -121,11 +121,15 @@ def test_copilot_needs_about_10_gpus_of_pure_compute_at_the_seeds_40_percent_and
     assert sizing.gpus_of_pure_compute * 0.6 / 0.4 == pytest.approx(10, abs=0.6)
 
 
-def test_copilot_needs_4_replicas_the_top_of_the_seeds_3_to_4_once_p95_tpot_is_held_to_the_p95_slo(
+def test_copilot_needs_4_replicas_the_top_of_the_seeds_3_to_4_and_4_even_optimistically_as_each_engine_queues_alone(
     copilot: Plan,
 ) -> None:
+    """The seed says 3-4 replicas. Held at p95 TPOT against the p95 SLO the expected count is the top of that
+    range; the optimistic low end is 4, not the seed's 3 (it was 3 with one queue pooled over the tier), since
+    each engine queues its own requests: 3 replicas' own queues of B slots at 50 / 3 req/s miss the 500 ms TTFT."""
+    seed_low, seed_high = 3, 4
     low, expected, high = size_tier(copilot, copilot.tiers[0]).replicas_range
-    assert (low, expected, high) == (3, 4, 5)
+    assert (low, expected, high) == (seed_low + 1, seed_high, 5)
 
 
 @pytest.mark.parametrize(
