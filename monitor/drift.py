@@ -355,7 +355,7 @@ def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> li
         ("kv_occupancy", replica.kv_occupancy(b), _kv_judged(obs), "higher", "ratio", note + _kv_peak_note(obs)),
         (
             "throughput_per_replica",
-            b / replica.tpot_step(b).seconds,
+            replica.output_tokens_per_second(b),
             obs.output_tokens_per_second_per_replica,
             "lower",
             "tokens/s",

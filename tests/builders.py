@@ -19,6 +19,11 @@ _KV_BUDGET_TOKENS = 4 * (0.9 * 80e9 - 70e9 / 4 - 2e9) / (2 * 80 * 8 * 128)
 _KV_TOKENS_AT_BASELINE = 143_700.0
 # A decode step of 150 sequences at the expected efficiencies (0.7 of bandwidth, 0.6 of compute): 32.82 ms.
 _TPOT_STEP_AT_BASELINE = 0.032821271581239174
+# What a replica generates at that batch: each slot is its prompt's one chunk step (800 uncached tokens beside 150
+# decodes, 48.31 ms, yielding the first token) plus 299 gaps at the 32.82 ms TPOT, 9.8619 s for 300 tokens, so
+# 150 x 300 / 9.8619 = 4,563.03 tokens/s (150 / TPOT = 4,570.21 would count the chunk step as a full decode step).
+_SLOT_SECONDS_AT_BASELINE = 0.04830836491087919 + 299 * _TPOT_STEP_AT_BASELINE
+_OUTPUT_TOKENS_PER_SECOND_AT_BASELINE = BASELINE_BATCH * 300 / _SLOT_SECONDS_AT_BASELINE
 
 
 def copilot_plan() -> Plan:
@@ -51,7 +56,7 @@ def baseline_observation(plan: Plan | None = None) -> TierObservation:
         kv_occupancy_max=m(kv_occupancy * 1.2),
         preemption_rate=m(0.0),
         batch_per_replica=m(batch),
-        output_tokens_per_second_per_replica=m(batch / _TPOT_STEP_AT_BASELINE),
+        output_tokens_per_second_per_replica=m(_OUTPUT_TOKENS_PER_SECOND_AT_BASELINE),
         cold_start_p95=m(tier.cold_start_seconds * 0.9),
         calls_per_request=m(1.0),
         error_ratio=m(0.0004),

@@ -39,7 +39,7 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
         return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)")
     if slo_batch == 0 or batch < settings.min_calibration_batch_fraction * slo_batch:
         return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)")
-    predicted = batch / model.tpot_step(batch).seconds
+    predicted = model.output_tokens_per_second(batch)
     low, high = settings.calibration_bounds
     # two decimals: finer is noise in a ratio of two measured rates, and equal factors share one table
     factor = round(min(high, max(low, tps / predicted)), 2)

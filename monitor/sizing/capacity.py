@@ -151,6 +151,14 @@ class ReplicaModel:
         """B / slot time: completions per second when the batch stays full."""
         return batch / self.slot_seconds(batch)
 
+    def output_tokens_per_second(self, batch: float) -> float:
+        """Output tokens/s when the batch stays full: completions/s x the mean output.
+
+        Why not B / TPOT: a slot also spends its prompt's chunk steps producing one token, so B / TPOT
+        overstates what a replica generates, by more the longer the prompts; this is the rate
+        `vllm:generation_tokens_total` advances at, the one production is held to."""
+        return self.requests_per_second(batch) * self.workload.output_mean
+
 
 @dataclass(frozen=True)
 class CurvePoint:
@@ -177,7 +185,7 @@ def capacity_curve(replica: ReplicaModel, extra_batches: tuple[int, ...] = ()) -
                 batch=b,
                 decode_step_seconds=replica.decode_step(b).seconds,
                 tpot_seconds=tpot.seconds,
-                output_tokens_per_second=rps * replica.workload.output_mean,
+                output_tokens_per_second=replica.output_tokens_per_second(b),
                 requests_per_second=rps,
                 kv_occupancy=replica.kv_occupancy(b),
                 bound=tpot.bound,

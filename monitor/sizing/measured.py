@@ -49,7 +49,7 @@ def predict_run(plan: Plan, tier: Tier, concurrency: float | None) -> Prediction
     rate = replica.requests_per_second(batch)
     ttft = first_token_seconds(replica, wl.uncached_prompt_mean, wl.cached_prompt_mean, batch, rate)
     queued = 0.0 if math.isinf(users) else max(0.0, users - batch) / rate
-    return Prediction(batch, capacity, itl, ttft + queued, rate * wl.output_mean)
+    return Prediction(batch, capacity, itl, ttft + queued, replica.output_tokens_per_second(batch))
 
 
 @dataclass(frozen=True)
