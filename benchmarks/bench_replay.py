@@ -41,7 +41,7 @@ from monitor.replay.demand import Demand, load_demand, profile_demand
 from monitor.replay.render import HEADERS, table_rows
 from monitor.replay.run import Replay, ReplayConfig, run_replay
 from monitor.replay.slo import required_replicas
-from monitor.replay.summary import PolicySummary, summarise
+from monitor.replay.summary import CAUSES, PolicySummary, summarise
 
 SERVEGEN = Path("/work/shared/data/traces/servegen_language_m-mid_10min.csv")  # ../shared from the checkout
 
@@ -110,6 +110,8 @@ def why(replay: Replay, summaries: list[PolicySummary]) -> None:
         return
     short = [f"{m['day']} ({', '.join(m['short_tiers'])})" for m in pw.mornings if not m["ready"]]
     print(f"  planwatch mornings not ready: {', '.join(short) or 'none'}")
+    causes = {t.name: "/".join(str(t.violating_minutes_by_cause[c]) for c in CAUSES) for t in pw.tiers}
+    print(f"  planwatch violating minutes per tier, too few asked / still starting / enough ready: {causes}")
     plan = replay.plan
     for tier in plan.tiers:
         curve, need = replay.curves[tier.name], replay.required[tier.name][replay.judged]

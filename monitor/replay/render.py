@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from monitor.replay.run import Replay
-from monitor.replay.summary import PolicySummary
+from monitor.replay.summary import CAUSES, PolicySummary
 
 __all__ = ["chart_png", "render_html", "table_rows"]
 
@@ -103,6 +103,10 @@ def _tier_panel(ax: plt.Axes, replay: Replay, index: int, x: np.ndarray) -> None
     ax.legend(fontsize=6, loc="upper left", ncol=6)
 
 
+def _causes(by_cause: dict[str, int]) -> str:
+    return " / ".join(str(by_cause[c]) for c in CAUSES)
+
+
 def render_html(replay: Replay, summaries: list[PolicySummary], png: bytes) -> str:
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in HEADERS)
@@ -110,7 +114,8 @@ def render_html(replay: Replay, summaries: list[PolicySummary], png: bytes) -> s
     tiers = "".join(
         f"<tr><td>{e(s.name)}</td><td>{e(t.name)}</td><td>{t.gpu_hours:,.1f}</td>"
         f"<td>{e(_pct(t.slo_compliant_minutes_share))}</td><td>{e(_pct(t.requests_over_slo_share, 3))}</td>"
-        f"<td>{t.replicas_min}..{t.replicas_max}</td><td>{t.scale_events}</td></tr>"
+        f"<td>{t.replicas_min}..{t.replicas_max}</td><td>{t.scale_events}</td>"
+        f"<td>{e(_causes(t.violating_minutes_by_cause))}</td></tr>"
         for s in summaries
         for t in s.tiers
     )
@@ -128,6 +133,7 @@ def render_html(replay: Replay, summaries: list[PolicySummary], png: bytes) -> s
         f"<table><tr>{head}</tr>{body}</table>"
         f"<img alt='demand, capacity and replicas per policy' src='data:image/png;base64,{image}' width='100%'>"
         "<h2>Per tier</h2><table><tr><th>policy</th><th>tier</th><th>GPU-h</th><th>SLO minutes</th>"
-        f"<th>requests over SLO</th><th>replicas</th><th>scale events</th></tr>{tiers}</table>"
+        "<th>requests over SLO</th><th>replicas</th><th>scale events</th>"
+        f"<th>violating minutes: too few asked / still starting / enough ready</th></tr>{tiers}</table>"
         "</body></html>"
     )

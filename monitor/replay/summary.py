@@ -12,6 +12,11 @@ scale_events                 minutes in which replicas were started or stopped
 mornings                     per business day: was capacity ready before demand needed it (from two
                              hours before business hours start to three after, every minute had at least
                              the replicas the oracle found necessary ready)
+violating_minutes_by_cause   per tier, its SLO-violating judged minutes by what the policy had against the
+                             oracle's need that minute (`CAUSES`): too few replicas asked for (running and
+                             starting below the need), asked for but still in cold start (ready below the
+                             need, running and starting not), or enough ready (the minute failed on a queue
+                             carried over from before)
 """
 
 from __future__ import annotations
@@ -26,9 +31,12 @@ import numpy as np
 from monitor.replay.run import PolicyRun, Replay
 from monitor.replay.slo import MinuteSLO, minute_slo
 
-__all__ = ["PolicySummary", "TierSummary", "summarise", "to_json"]
+__all__ = ["CAUSES", "PolicySummary", "TierSummary", "summarise", "to_json"]
 
 _MORNING_BEFORE_H, _MORNING_AFTER_H = 2.0, 3.0
+# why a violating minute failed: the policy asked too little (the capacity it believed in, or its margins),
+# asked too late (the cold start), or had enough ready and carried a queue in
+CAUSES = ("too_few_asked", "still_starting", "enough_ready")
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ class TierSummary:
     scale_events: int
     replicas_min: int
     replicas_max: int
+    violating_minutes_by_cause: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -116,7 +125,18 @@ def _tier(replay: Replay, run: PolicyRun, name: str, slo: MinuteSLO) -> TierSumm
         scale_events=int(((r.started > 0) | (r.stopped > 0)).sum()),
         replicas_min=int(r.billed.min()),
         replicas_max=int(r.billed.max()),
+        violating_minutes_by_cause=_causes(r.ready, r.billed, replay.required[name], ~slo.ok & judged),
     )
+
+
+def _causes(ready: np.ndarray, billed: np.ndarray, need: np.ndarray, violating: np.ndarray) -> dict[str, int]:
+    """`CAUSES` of the violating minutes: each minute has exactly one."""
+    n = min(ready.size, need.size, violating.size)
+    ready, billed, need, bad = ready[:n], billed[:n], need[:n], violating[:n]
+    few = bad & (billed < need)
+    starting = bad & ~few & (ready < need)
+    counts = (int(few.sum()), int(starting.sum()), int((bad & ~few & ~starting).sum()))
+    return dict(zip(CAUSES, counts, strict=True))
 
 
 def _worst(replay: Replay, name: str, slo: MinuteSLO) -> dict[str, Any] | None:
@@ -221,6 +241,7 @@ def _policy_json(s: PolicySummary, oracle: dict[str, float]) -> dict[str, Any]:
                 "scale_events": t.scale_events,
                 "replicas_min": t.replicas_min,
                 "replicas_max": t.replicas_max,
+                "violating_minutes_by_cause": dict(t.violating_minutes_by_cause),
             }
             for t in s.tiers
         ],
