@@ -134,7 +134,7 @@ def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: int, arrival_rps
     per_replica = arrival_rps / replicas if replicas else math.inf
     operating = min(float(batch_limit), per_replica * service) if batch_limit else 1.0
     wait = wait_p95_seconds(batch_limit, per_replica, service)  # each replica its own queue
-    cached_p95 = wl.prompt_p95 * wl.prefix_hit_rate
+    cached_p95 = wl.cached_prompt_p95
     batch = max(operating, 1.0)
     prefill = prefill_seconds(replica, wl.uncached_prompt_p95, cached_p95, batch)
     step = step_in_flight_seconds(replica, batch, 0.95)

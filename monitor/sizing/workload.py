@@ -33,6 +33,8 @@ class TierWorkload:
     output_p50: float
     output_p95: float
     prefix_hit_rate: float  # the tier's own: the plan's reuse rule over its band (monitor.sizing.prefix)
+    # the p95 prompt's own reusable prefix by that rule; None: the tier's hit rate applies to it as to the mean
+    prompt_p95_cached: float | None = None
 
     @cached_property
     def cached_prompt_mean(self) -> float:
@@ -44,8 +46,19 @@ class TierWorkload:
         return self.prompt_mean * (1.0 - self.prefix_hit_rate)
 
     @cached_property
+    def cached_prompt_p95(self) -> float:
+        """The p95 prompt's reused tokens. Why not p95 x the hit rate: the reuse rule gives every prompt the shared
+        S and a fraction k of the rest, so a long prompt reuses a smaller share than the mean one (it is long for
+        its own content), and the p95 prompt's uncached tokens, L95 - S - k (L95 - S), are more than
+        L95 x (1 - hit rate). Since uncached tokens rise with the prompt, they are the p95 of the uncached tokens
+        too (capstone's standard tier: 8,036, not 6,472; the seed's copilot, all reuse shared, 800 either way)."""
+        if self.prompt_p95_cached is not None:
+            return self.prompt_p95_cached
+        return self.prompt_p95 * self.prefix_hit_rate
+
+    @cached_property
     def uncached_prompt_p95(self) -> float:
-        return self.prompt_p95 * (1.0 - self.prefix_hit_rate)
+        return self.prompt_p95 - self.cached_prompt_p95
 
     @cached_property
     def context_mean(self) -> float:
@@ -78,15 +91,23 @@ def tier_workload(plan: Plan, tier: Tier) -> TierWorkload:
     band, outputs = tier_lengths(plan, tier)
     share = tier.routing.share * band.probability
     calls = w.calls_per_request
+    prefix, p95 = PrefixModel.for_plan(plan), band.quantile(0.95)
     return TierWorkload(
         share=share,
         peak_rps=w.arrival.peak_rps * calls * share,
         average_rps=w.arrival.average_rps * calls * share,
         prompt_mean=band.mean,
         prompt_p50=band.quantile(0.50),
-        prompt_p95=band.quantile(0.95),
+        prompt_p95=p95,
         output_mean=outputs.mean,
         output_p50=outputs.median,
         output_p95=outputs.quantile(0.95),
-        prefix_hit_rate=PrefixModel.for_plan(plan).hit_rate(band),
+        prefix_hit_rate=prefix.hit_rate(band),
+        prompt_p95_cached=_cacheable(prefix, p95),
     )
+
+
+def _cacheable(prefix: PrefixModel, prompt_tokens: float) -> float:
+    import numpy as np  # where it computes, as the prefix model: every command's --help loads this module
+
+    return float(prefix.cacheable(np.asarray([prompt_tokens]))[0])
