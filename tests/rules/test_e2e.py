@@ -8,6 +8,11 @@ Prometheus holds (a subquery over the hold, `monitor.rules.model.held_over`), an
 (`hold_scale`, tests only) so a 30m hold takes 3s. The plan is the support copilot: sizing says it is consistent
 (the capstone plan as written is under-provisioned, so its baseline would rightly alert), and it is one tier,
 cheap to emulate.
+
+The demand is a flat rate trace at the plan's average rate (`--rate-trace`, the same file for the backfill
+and the live server), not fleetsim's weekly profile: the profile follows the wall clock, and on a weekend
+night it gives the copilot ~36 requests an hour, under the rules' 50-request floor, so an alert the scenario
+should raise would wait for Monday (CI at Saturday 02:20 New York timed out on PromptP95AbovePlan).
 """
 
 from __future__ import annotations
@@ -86,10 +91,12 @@ def run_scenario(tmp_path: Path) -> Iterator[Callable[[str], Running]]:
         work.mkdir()
         port = free_port()
         data, state, file_sd = work / "data", work / "state.json", work / "targets.json"
+        demand = _flat_demand(work / "demand.csv", load_plan(PLAN).workload.arrival.average_rps)
         backfilled = CliRunner().invoke(command_app(), [
             "backfill", str(PLAN), "--prometheus-data", str(data), "--days", str(2 / 24), "--step", "15s",
             "--end", "now", "--scenario", scenario, "--instance", f"127.0.0.1:{port}", "--state-out", str(state),
             "--seed", "7",
+            "--rate-trace", str(demand), "--rate-trace-as-is",
         ])  # fmt: skip
         assert backfilled.exit_code == 0, backfilled.output
         rules = work / "rules.yml"
@@ -98,7 +105,7 @@ def run_scenario(tmp_path: Path) -> Iterator[Callable[[str], Running]]:
             servers.append(subprocess.Popen(
                 [sys.executable, "-m", "fleetsim.cli", "serve", str(PLAN), "--scenario", scenario, "--listen",
                  f"127.0.0.1:{port}", "--file-sd", str(file_sd), "--resume", str(state), "--seed", "7",
-                 "--dcgm-interval", "5"],
+                 "--dcgm-interval", "5", "--rate-trace", str(demand), "--rate-trace-as-is"],
                 stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "PYTHONPATH": str(ROOT)},
             ))  # fmt: skip
         wait_for(file_sd.exists, 60, "fleetsim's file_sd")
@@ -125,6 +132,12 @@ def run_scenario(tmp_path: Path) -> Iterator[Callable[[str], Running]]:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait(5)
+
+
+def _flat_demand(path: Path, rps: float) -> Path:
+    """A rate trace of one rate at every hour (it repeats outside its span)."""
+    path.write_text("window_start_s,rate_rps\n" + "".join(f"{hour * 3600},{rps}\n" for hour in range(24)))
+    return path
 
 
 def _value(url: str, expr: str) -> float | None:
