@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from forecasting.backtest import BacktestReport, ModelScore
     from forecasting.calendar import MorningRamp, is_business_hours, local_time, next_morning_ramp
+    from forecasting.choice import ModelChoice
     from forecasting.csv_input import CsvFormatError, parse_csv_series
     from forecasting.durations import format_duration, parse_duration
     from forecasting.errors import ForecastError, ForecastInputError, ForecastModelError
@@ -63,6 +64,7 @@ _HOME: dict[str, str] = {
     "MSTLSettings": "forecasting.models",
     "MeanDrift": "forecasting.models",
     "MeanDriftSettings": "forecasting.models",
+    "ModelChoice": "forecasting.choice",
     "ModelScore": "forecasting.backtest",
     "MorningRamp": "forecasting.calendar",
     "Peak": "forecasting.events",
@@ -115,6 +117,7 @@ __all__ = [
     "MSTLSettings",
     "MeanDrift",
     "MeanDriftSettings",
+    "ModelChoice",
     "ModelScore",
     "MorningRamp",
     "Peak",

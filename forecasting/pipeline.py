@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +25,7 @@ from forecasting.backtest import (
     score_run,
     window_mae,
 )
+from forecasting.choice import ModelChoice, plan_signature
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
@@ -94,21 +95,6 @@ def _fallback_calibration(
     return IntervalCalibration.from_relative_errors(
         relative, floor=floor, source=f"spread of the history x{inflation:g}", inflation=inflation
     )
-
-
-@dataclass(frozen=True)
-class _Selection:
-    """What the backtest decided: the model, its intervals, the reason, the report (None: no backtest)."""
-
-    model: ForecastModel
-    calibration: IntervalCalibration
-    reason: str
-    report: BacktestReport | None
-    peak: PeakCalibration | None = None
-    anchors: Mapping[str, HorizonAnchor] | None = None
-
-    def anchor(self, label: str, step_seconds: float) -> HorizonAnchor:
-        return (self.anchors or {}).get(label) or HorizonAnchor.none(step_seconds)
 
 
 def _backtest(
@@ -252,7 +238,7 @@ def _fit_final(model: ForecastModel, history: RegularSeries) -> FittedModel:
 
 def _select(
     history: RegularSeries, filled: NDArray[np.bool_] | None, plan: SelectionPlan, settings: ForecastSettings
-) -> _Selection:
+) -> ModelChoice:
     """Backtest the plan's candidates, anchor each, pick by the one-SE rule, calibrate the pick's intervals.
 
     Every candidate runs on the same windows (the same time of week one and two weeks back, and a dozen
@@ -260,10 +246,12 @@ def _select(
     bound are those of the path the forecast will give. MASE stays against the plain baseline.
     """
     step = history.step_seconds
+    if _constant(history.values):
+        return _constant_selection(history, plan)
     if not plan.candidates or not plan.origins:
         floor = relative_floor(history.values, evidence_days=0.0)
         calibration = _fallback_calibration(history, plan.baseline, floor, settings.fallback_spread_inflation)
-        return _Selection(plan.baseline, calibration, plan.why, None)
+        return ModelChoice(plan.baseline, calibration, plan.why, None)
     floor = relative_floor(history.values, evidence_days=_days_spanned(plan, step))
     peak_window = min(max(1, round(settings.peak_window_seconds / step)), plan.backtest_horizon_steps)
     raw, baseline_mae, notes = _backtest(history, plan, filled)
@@ -287,15 +275,39 @@ def _select(
     )
     anchors = {label: anchor for label, (_, anchor) in fitted.items()}
     reason = _reason(plan, best, scores, notes, margin) + f"; {anchors[best.model].describe()}"
-    return _Selection(model, calibration, reason, report, peak, anchors)
+    return ModelChoice(model, calibration, reason, report, peak, anchors)
+
+
+def _constant(values: NDArray[np.float64]) -> bool:
+    return bool(values.size) and bool(np.all(values == values[0]))
+
+
+def _constant_selection(history: RegularSeries, plan: SelectionPlan) -> ModelChoice:
+    """A history that never moved (an idle tier's zero, a stuck gauge): every candidate forecasts that value
+    and backtests with no error, so the plan's baseline is kept with no spread and the backtest, which
+    cost an idle tier as much as a busy one at every refit, is not run."""
+    value = float(history.values[0])
+    evidence = _days_spanned(plan, history.step_seconds) if plan.origins else 0.0
+    floor = relative_floor(history.values, evidence_days=evidence)
+    calibration = IntervalCalibration(floor, (0,), ((0.0, 0.0, 0.0, 0.0),), len(history), "constant history")
+    reason = (
+        f"{plan.why}: the history is {value:g} at all {len(history)} steps, so every model forecasts {value:g} "
+        f"with no error; kept {plan.baseline.label} with no spread, not backtested"
+    )
+    return ModelChoice(plan.baseline, calibration, reason, None, constant=True)
 
 
 def _anchored_path(point: PointForecast, anchor: HorizonAnchor, level: float) -> PointForecast:
     return PointForecast(point.model, point.timestamps_s, anchor.apply(point.mean, level))
 
 
-def forecast(series: Series | RegularSeries, settings: ForecastSettings | None = None) -> ForecastResult:
-    """Forecast `series` over `settings.horizon_seconds` with the model that backtests best."""
+def forecast(
+    series: Series | RegularSeries, settings: ForecastSettings | None = None, previous: ModelChoice | None = None
+) -> ForecastResult:
+    """Forecast `series` over `settings.horizon_seconds` with the model that backtests best.
+
+    `previous`, the choice of an earlier forecast of the same series (`ForecastResult.choice`), is kept
+    instead of a new backtest while `ModelChoice.reusable` says so (a service's hourly refits)."""
     settings = settings or ForecastSettings()
     history, report, filled = _regular(series, settings)
     step = history.step_seconds
@@ -310,11 +322,17 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
         every_steps=max(1, round(settings.calibration_spacing_seconds / step)),
         every_count=settings.calibration_origins,
     )
-    selection = _select(history, filled, plan, settings)
+    signature = plan_signature(plan, step)
+    spacing = settings.calibration_spacing_seconds
+    if previous is not None and previous.reusable(history.end_s, signature, spacing):
+        selection = previous
+    else:
+        selection = replace(_select(history, filled, plan, settings), made_at_s=history.end_s, signature=signature)
     fitted = _fit_final(selection.model, history)
     level = recent_level(history.values, step)
     point = _anchored_path(fitted.forecast(horizon_steps), selection.anchor(selection.model.label, step), level)
-    reason = selection.reason + (f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else "")
+    reason = selection.describe(history.end_s, spacing)
+    reason += f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else ""
     bands = selection.calibration.bands(point.mean)
     peak_window = max(1, round(settings.peak_window_seconds / step))
     peak = next_peak(point.timestamps_s, point.mean, bands.upper_80, bands.upper_95, peak_window)
@@ -352,6 +370,7 @@ def forecast(series: Series | RegularSeries, settings: ForecastSettings | None =
         selection.calibration,
         selection.report,
         report,
+        selection,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from forecasting.backtest import BacktestReport
+from forecasting.choice import ModelChoice
 from forecasting.events import Peak, RampCrossing
 from forecasting.intervals import Bands, IntervalCalibration
 from forecasting.regularizing import RegularizeReport
@@ -39,6 +40,7 @@ class ForecastResult:
     calibration: IntervalCalibration
     backtest: BacktestReport | None
     regularize_report: RegularizeReport | None
+    choice: ModelChoice | None = None  # what the backtest decided: hand it to the next refit's `forecast`
 
     @property
     def step_seconds(self) -> float:

@@ -5,11 +5,11 @@ This is the only place that speaks the forecasting package's types, so a change 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from forecasting import ForecastInputError, ForecastResult, ForecastSettings, Series, forecast
+from forecasting import ForecastInputError, ForecastResult, ForecastSettings, ModelChoice, Series, forecast
 from monitor.advice import DemandOutlook
 from monitor.observe.observer import DemandHistory
 
@@ -32,6 +32,8 @@ class TierForecast:
     next_peak_upper_rps: float | None
     history_points: int
     backtest_mase: float | None = None
+    # What the backtest decided, for the tier's next refit to keep while it is fresh (not shown to anyone).
+    choice: ModelChoice | None = field(default=None, compare=False, repr=False)
 
 
 def history_series(history: DemandHistory) -> Series:
@@ -47,8 +49,12 @@ def known_points(series: Series) -> int:
     return int(np.count_nonzero(np.isfinite(series.values)))
 
 
-def forecast_tier(history: DemandHistory, now: float, horizon_seconds: float) -> TierForecast:
-    """Forecast a tier's demand from its history (gaps are the forecaster's to fill, never zeros).
+def forecast_tier(
+    history: DemandHistory, now: float, horizon_seconds: float, previous: TierForecast | None = None
+) -> TierForecast:
+    """Forecast a tier's demand from its history (gaps are the forecaster's to fill, never zeros); a refit
+    hands in the tier's `previous` forecast, whose model choice it keeps while that is fresh
+    (`forecasting.choice`).
 
     Advice plans on the 80% upper bound: a ramp that comes early is the one that breaks the SLO.
     """
@@ -56,7 +62,8 @@ def forecast_tier(history: DemandHistory, now: float, horizon_seconds: float) ->
     known = known_points(series)
     if known < 2:
         raise ForecastInputError(f"{known} point(s) of demand history", source=f"tier {history.tier}")
-    result = forecast(series, ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds))
+    settings = ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds)
+    result = forecast(series, settings, previous.choice if previous is not None else None)
     return tier_forecast(history.tier, now, result, known)
 
 
@@ -84,4 +91,5 @@ def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) ->
         next_peak_upper_rps=result.next_peak.upper,
         history_points=points,
         backtest_mase=backtest.score(backtest.picked).mase if backtest else None,
+        choice=result.choice,
     )

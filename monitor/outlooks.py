@@ -43,11 +43,18 @@ class FittedOutlooks:
 
 
 def fit_tier(
-    observer: Observer, plan: Plan, tier: str, now: float, windows: ForecastWindows = DEFAULT_WINDOWS
+    observer: Observer,
+    plan: Plan,
+    tier: str,
+    now: float,
+    windows: ForecastWindows = DEFAULT_WINDOWS,
+    previous: TierForecast | None = None,
 ) -> TierForecast:
-    """Read a tier's demand history ending at `now` and forecast it. Raises ForecastError (history that
-    cannot be forecast) and whatever the observer raises (PrometheusUnreachable)."""
-    return forecast_tier(read_history(observer, plan, tier, now, windows), now, windows.horizon_seconds)
+    """Read a tier's demand history ending at `now` and forecast it (a refit passes the tier's `previous`
+    forecast: `forecast_tier`). Raises ForecastError (history that cannot be forecast) and whatever the
+    observer raises (PrometheusUnreachable)."""
+    history = read_history(observer, plan, tier, now, windows)
+    return forecast_tier(history, now, windows.horizon_seconds, previous)
 
 
 def read_history(

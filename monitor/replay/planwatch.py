@@ -92,7 +92,7 @@ class Planwatch:
         windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
         self._refit_at = now
         histories = [read_history(self.observer, self.plan, t.name, now, windows) for t in self.plan.tiers]
-        jobs = [(h, now, windows.horizon_seconds) for h in histories]
+        jobs = [(h, now, windows.horizon_seconds, self.forecasts.get(h.tier)) for h in histories]
         if self.refit_workers > 1:
             fitted = list(self._executor().map(_forecast, jobs))
         else:
@@ -123,12 +123,13 @@ class Planwatch:
             self._pool = None
 
 
-def _forecast(job: tuple[DemandHistory, float, float]) -> TierForecast | None:
-    """One tier's forecast, None where its history cannot be forecast (`fit_tier`'s ForecastError, returned
-    rather than raised: the forecaster's errors do not all survive pickling)."""
-    history, now, horizon = job
+def _forecast(job: tuple[DemandHistory, float, float, TierForecast | None]) -> TierForecast | None:
+    """One tier's forecast (keeping its previous forecast's model choice while fresh, as `serve` does), None
+    where its history cannot be forecast (`fit_tier`'s ForecastError, returned rather than raised: the
+    forecaster's errors do not all survive pickling)."""
+    history, now, horizon, previous = job
     try:
-        return forecast_tier(history, now, horizon)
+        return forecast_tier(history, now, horizon, previous)
     except ForecastError:
         return None
 

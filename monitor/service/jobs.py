@@ -214,9 +214,10 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
     now = ctx.clock()
     fits: dict[str, TierForecast] = {}
     errors: dict[str, str] = {}
+    previous = ctx.results.current().forecasts
     for tier in ctx.plan.tiers:
         try:
-            fits[tier.name] = _refit(ctx, tier.name, now)
+            fits[tier.name] = _refit(ctx, tier.name, now, previous.get(tier.name))
         except PrometheusUnreachable as exc:
             errors[tier.name] = f"Prometheus unreachable: {_reason(exc)}"
         except Exception as exc:
@@ -234,7 +235,7 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
     return ctx.results.update(change)
 
 
-def _refit(ctx: JobContext, tier: str, now: float) -> TierForecast:
+def _refit(ctx: JobContext, tier: str, now: float, previous: TierForecast | None) -> TierForecast:
     st = ctx.settings
     windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
-    return fit_tier(ctx.observer, ctx.plan, tier, now, windows)
+    return fit_tier(ctx.observer, ctx.plan, tier, now, windows, previous)

@@ -88,6 +88,39 @@ def test_a_failed_refit_keeps_the_previous_forecast_and_says_why(
     assert "copilot" not in services.refit_now().forecasts
 
 
+def _cut(history: DemandHistory, hours: float) -> DemandHistory:
+    """The history as it stood `hours` before its end."""
+    keep = len(history.timestamps) - round(hours * 3600 / history.step_seconds)
+    return DemandHistory(
+        history.tier, history.step_seconds, history.timestamps[:keep], history.values[:keep], history.query
+    )
+
+
+@pytest.mark.parametrize(
+    ("later_hours", "kept"),
+    [
+        pytest.param(1.0, "kept from the backtest 1h ago", id="the next hourly refit keeps the backtest's choice"),
+        pytest.param(6.0, None, id="a refit a calibration spacing later backtests again"),
+    ],
+)
+def test_the_refit_job_hands_each_tier_its_previous_choice(
+    services: Services, observer: FakeObserver, clock: Clock, later_hours: float, kept: str | None
+) -> None:
+    whole = _history(15)
+    observer.history = {"copilot": _cut(whole, 12.0)}
+    clock.now = observer.history["copilot"].timestamps[-1]
+    first = services.refit_now().forecasts["copilot"]
+    assert first.choice is not None and "kept from the backtest" not in first.reason
+    observer.history = {"copilot": _cut(whole, 12.0 - later_hours)}
+    clock.advance(later_hours * 3600)
+    refit = services.refit_now().forecasts["copilot"]
+    assert refit.fitted_at == clock.now and refit.outlook.timestamps[0] == clock.now + 300.0
+    if kept:
+        assert refit.choice is first.choice and kept in refit.reason
+    else:
+        assert refit.choice is not first.choice and "kept from the backtest" not in refit.reason
+
+
 @pytest.mark.parametrize(
     ("first_job", "has_forecast"),
     [
