@@ -6,6 +6,15 @@ seconds; no zone means wall-clock time in the plan's timezone, so business days 
 optional `prompt_p50`, `prompt_p95` token columns. The ServeGen and NAB series in /work/shared/data/traces
 are of this kind. A bad field raises TraceError naming the file and its 1-based line.
 
+A window that recorded nothing is a collection gap, not zero demand: an empty rate or count, or an optional
+`active_clients` column (ServeGen's count of clients seen in the window) of 0. ServeGen's m-mid trace has 84
+such windows in six runs of up to 4 h in which every client of a model serving ~1,800 req/s "stopped" at once
+and came back at full rate; read as zeros, they were outages the replay's policies scaled down for and the
+forecasts carried into the following days. The windows on either side of a gap are partial (collection
+stopped or resumed inside them: ServeGen's window after each gap reads ~14 req/s) and count as gaps too. A
+gap's rate is interpolated linearly between the recorded windows on either side (`RateWindows.gaps` says which
+were filled); a trace of gaps only is refused.
+
 `fleetsim serve/backfill --rate-trace` makes such a trace the demand (`rate_trace_scenario`, through
 `fleetsim.irregularity.rate_trace_demand`); `planwatch replay` turns it into per-minute arrivals
 (monitor.replay.demand). Both read it here and place it by `default_start`, so the replay and the emulator
@@ -44,6 +53,7 @@ RATE_TRACE_HELP = (
 )
 
 RATE_TIME_COLUMNS = ("window_start_s", "timestamp")
+_SEEN_COLUMN = "active_clients"  # 0: the window saw no client at all (a collection gap)
 _RATE_COLUMNS = ("rate_rps", "rate")
 _COUNT_COLUMNS = ("requests", "count", "value")
 
@@ -55,6 +65,7 @@ class RateWindows:
     starts: np.ndarray  # seconds from the first window
     expected: np.ndarray  # requests per window (rate x width, or the count)
     counted: bool  # the file gives counts, not rates
+    gaps: np.ndarray  # True where the window recorded nothing and its rate was interpolated
     p50: np.ndarray | None
     p95: np.ndarray | None
     first: float | None  # absolute start when the file has timestamps
@@ -123,6 +134,7 @@ def read_rate_windows(path: str | Path, timezone: str) -> RateWindows:
         if {"prompt_p50", "prompt_p95"} <= set(header)
         else None
     )
+    si = header.index(_SEEN_COLUMN) if _SEEN_COLUMN in header else None
     zone = ZoneInfo(timezone)
     stamps, values, p50, p95 = [], [], [], []
     for number, row in enumerate(rows[1:], start=2):
@@ -131,7 +143,8 @@ def read_rate_windows(path: str | Path, timezone: str) -> RateWindows:
         if len(row) != len(header):
             raise TraceError(p, number, f"expected {len(header)} comma-separated fields, got {len(row)}")
         stamps.append(_stamp(p, number, row[ti], time_col, zone))
-        values.append(_number(p, number, row[vi], value_col))
+        unseen = si is not None and _number(p, number, row[si], _SEEN_COLUMN) == 0
+        values.append(math.nan if unseen else _optional(p, number, row[vi], value_col))
         if pi is not None:
             p50.append(_optional(p, number, row[pi[0]], "prompt_p50"))
             p95.append(_optional(p, number, row[pi[1]], "prompt_p95"))
@@ -144,10 +157,34 @@ def read_rate_windows(path: str | Path, timezone: str) -> RateWindows:
     if np.any(widths <= 0):
         raise TraceError(p, None, "windows must be in increasing time order without repeats")
     v = np.array(values)
-    expected = v * widths if rate_col else v
+    gaps = _with_edges(~np.isfinite(v))
+    if gaps.all():
+        raise TraceError(p, None, f"no window recorded a {value_col}: every one is a gap")
+    rates = v if rate_col else v / widths
+    middles = starts + widths / 2.0
+    rates = np.where(gaps, np.interp(middles, middles[~gaps], rates[~gaps]), rates)
     has_lengths = pi is not None and any(x > 0 for x in p50)
-    return RateWindows(starts, expected, rate_col is None, np.array(p50) if has_lengths else None,
-                       np.array(p95) if has_lengths else None, first)  # fmt: skip
+    lengths = (_across(np.array(p50), gaps, middles), _across(np.array(p95), gaps, middles)) if has_lengths else None
+    return RateWindows(starts, rates * widths, rate_col is None, gaps, lengths[0] if lengths else None,
+                       lengths[1] if lengths else None, first)  # fmt: skip
+
+
+def _across(values: np.ndarray, gaps: np.ndarray, middles: np.ndarray) -> np.ndarray:
+    """Token lengths in the gaps interpolated from the recorded windows that have them (a gap's traffic is the
+    traffic around it, not the plan's mix); elsewhere as recorded (NaN: the plan's lengths)."""
+    known = ~gaps & (values > 0)
+    if not known.any():
+        return values
+    return np.where(gaps, np.interp(middles, middles[known], values[known]), values)
+
+
+def _with_edges(gaps: np.ndarray) -> np.ndarray:
+    """The gaps and the windows on either side of each: collection stopped or resumed inside those, so their
+    rate, taken over the whole window, counts only part of it."""
+    edges = gaps.copy()
+    edges[:-1] |= gaps[1:]
+    edges[1:] |= gaps[:-1]
+    return edges
 
 
 def _number(path: Path, line: int, text: str, column: str) -> float:
@@ -161,7 +198,7 @@ def _number(path: Path, line: int, text: str, column: str) -> float:
 
 
 def _optional(path: Path, line: int, text: str, column: str) -> float:
-    """An optional length column: empty is unknown (NaN: the window routes by the plan's lengths)."""
+    """An optional field: empty is unknown (NaN: a length routes by the plan's; a rate is a gap)."""
     return math.nan if not text.strip() else _number(path, line, text, column)
 
 

@@ -64,6 +64,8 @@ def test_the_real_servegen_trace_drives_the_emulator_for_its_14_days() -> None:
     assert rates.max() == pytest.approx(PEAK)
     daily = rates.reshape(14, -1).mean(axis=1)
     assert daily[7:].mean() / daily[:7].mean() > 1.2, "the real trace grows over its two weeks"
+    # Day 3.6: two hours without a client (a collection gap, rows 522-533) are demand at the level around them.
+    assert rates[522:534].min() > 0.8 * min(rates[519], rates[535])
 
 
 def test_a_rate_trace_stays_the_demand_when_scenarios_change_at_run_time(tmp_path: Path) -> None:

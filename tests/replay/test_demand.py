@@ -71,12 +71,71 @@ def test_scale_to_peak_makes_the_highest_5_minute_rate_the_plan_peak(tmp_path: P
 
 
 @pytest.mark.parametrize(
+    ("rows", "gap_rate"),
+    [
+        pytest.param(
+            ["0,100,4", "600,3,4", "1200,0,0", "1800,0,0", "2400,2,5", "3000,160,5"], [112.0, 124.0, 136.0, 148.0],
+            id="windows that saw no client and the partial ones around them are interpolated as a gap",
+        ),
+        pytest.param(["0,100,4", "600,90,4", "1200,,4", "1800,5,4", "2400,200,4"], [125.0, 150.0, 175.0],
+                     id="an empty rate is a gap too"),
+        pytest.param(["0,100,4", "600,0,3", "1200,200,4"], [0.0], id="a zero that clients reported stays zero"),
+    ],
+)  # fmt: skip
+def test_a_window_that_recorded_nothing_is_a_gap_not_zero_demand(
+    tmp_path: Path, rows: list[str], gap_rate: list[float]
+) -> None:
+    text = "window_start_s,rate_rps,active_clients\n" + "\n".join(rows) + "\n"
+    demand = load_demand(one_tier_plan(), _write(tmp_path, "g.csv", text), np.random.default_rng(0))
+    per_window = demand.arrivals.sum(axis=0).reshape(-1, 10).sum(axis=1) / 600.0
+    inner = per_window[1 : 1 + len(gap_rate)]
+    assert inner == pytest.approx(gap_rate, rel=0.1, abs=0.0)
+
+
+def test_a_gap_routes_by_the_lengths_around_it_not_the_plans_mix(tmp_path: Path) -> None:
+    from monitor.plan import load_plan
+
+    head = "window_start_s,rate_rps,active_clients,prompt_p50,prompt_p95\n"
+    recorded = [f"{i * 600},5,4,400,600" for i in range(3)] + [f"{i * 600},5,4,400,600" for i in range(6, 9)]
+    unseen = [f"{i * 600},0,0,," for i in range(3, 6)]
+    text = head + "\n".join(sorted(recorded + unseen, key=lambda row: int(row.split(",")[0]))) + "\n"
+    demand = load_demand(load_plan(CAPSTONE), _write(tmp_path, "l.csv", text), np.random.default_rng(0))
+    by_tier = dict(zip(demand.tiers, demand.arrivals.sum(axis=1).tolist(), strict=True))
+    assert by_tier["fast"] > 8 * 600 * 5 * 0.9 and by_tier["long-context"] == by_tier["standard"] == 0
+
+
+def test_the_real_servegen_trace_has_no_outage_where_it_recorded_nothing() -> None:
+    from monitor.plan import load_plan
+
+    servegen = Path("/work/shared/data/traces/servegen_language_m-mid_10min.csv")
+    plan = load_plan(CAPSTONE)
+    demand = load_demand(plan, servegen, np.random.default_rng(0), scale_to_peak=True)
+    per_10min = demand.total_rps().reshape(-1, 10).mean(axis=1)
+    with servegen.open() as f:
+        unseen = np.array([row.split(",")[2] == "0" for row in f.readlines()[1:]])
+    assert per_10min.size == unseen.size == 14 * 144 and unseen.sum() == 84
+    # The 84 windows without a client were read as zero demand before. Each run of them (and the partial window
+    # on either side) now lies between the recorded windows around it: at the traffic's level, except where
+    # clients did report a partial outage around the gap (day 9.7, ~0.3% of the level), which is kept.
+    starts = np.flatnonzero(unseen & ~np.roll(unseen, 1))
+    ends = np.flatnonzero(unseen & ~np.roll(unseen, -1))
+    assert starts.size == ends.size == 8
+    for a, b in zip(starts, ends, strict=True):
+        around = per_10min[[a - 2, b + 2]]
+        inside = per_10min[a - 1 : b + 2]
+        assert around.min() * 0.75 <= inside.mean() <= around.max() * 1.25 + 0.05, (a, b, around, inside)  # Poisson
+    assert (per_10min[unseen] > 0.2 * np.median(per_10min)).sum() >= 70
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         pytest.param("", "empty trace", id="an empty file is refused"),
         pytest.param(f"{HEAD}0,1\n600,x\n", ":3: rate_rps must be a number", id="a bad rate names its line"),
         pytest.param(f"{HEAD}0,1\n600\n", ":3: expected 2 comma-separated fields", id="a short row names its line"),
         pytest.param("window_start_s,clients\n0,1\n", "no rate or count column", id="a trace without rates is refused"),
+        pytest.param(f"{HEAD}0,\n600,\n1200,\n", "no window recorded a rate_rps",
+                     id="a trace of gaps is refused"),
         pytest.param(f"{HEAD}0,1\n", f"need at least {MIN_MINUTES}", id="a trace shorter than ten minutes is refused"),
         pytest.param("timestamp,value\nnever,3\n", ":2: bad timestamp", id="an unreadable timestamp names its line"),
         pytest.param(f"{HEAD}600,1\n0,1\n", "increasing time order", id="windows out of order are refused"),
