@@ -2,6 +2,8 @@
 
 Exit status 0 with the figures; 2 for bad input (plan, trace, options), with the file and line at fault.
 `--trace fleetsim` replays the plan's own weekly profile (with `--scenarios`, fleetsim's) for `--days`.
+`--config` (and PLANWATCH_* variables) is the service configuration the planwatch policy runs with, read as
+`planwatch serve` reads it: the advice's margins and cooldown, the forecast's windows and cadence.
 
 This module declares the options; the replay (fleetsim's physics, the forecaster, matplotlib: seconds to import)
 is imported by the command's body, so `replay --help` answers at once.
@@ -54,6 +56,13 @@ def replay(
     fmt: Annotated[str, typer.Option("--format", help="table, json or html.")] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Directory for replay.png / replay.html / json.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of arrivals and physics.")] = 0,
+    service_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The service configuration YAML (and PLANWATCH_* variables) the planwatch policy runs with, as serve.",
+        ),
+    ] = None,
     workers: Annotated[
         int,
         typer.Option(
@@ -67,7 +76,7 @@ def replay(
     if fmt not in _FORMATS:
         fail(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}")
     plan = load_plan_or_exit(plan_path)
-    config = _config(policy, interval, scenarios, seed)
+    config = _config(policy, interval, scenarios, seed, service_config)
     if days is not None and days <= 0:
         fail(f"--days must be positive, got {days}")
     demand = _demand(plan, trace, config, _start(plan, start), days, scale_to_peak, not plan_lengths)
@@ -78,15 +87,19 @@ def replay(
     _emit(result, summaries, fmt, out)
 
 
-def _config(policy: str, interval: str, scenarios: str | None, seed: int) -> ReplayConfig:
+def _config(policy: str, interval: str, scenarios: str | None, seed: int, service: Path | None) -> ReplayConfig:
     from monitor.replay.run import ReplayConfig
+    from monitor.service.settings import ConfigError, load_settings
 
     try:
         seconds = option_seconds("--decision-interval", interval)
         chosen = tuple(p.strip() for p in policy.split(",") if p.strip())
         if not chosen:
             fail("--policy names no policy")
-        return ReplayConfig(chosen, seconds, parse_scenarios(scenarios), seed)
+        settings = load_settings(service)  # the file, then PLANWATCH_* variables, as `serve` reads them
+        return ReplayConfig(chosen, seconds, parse_scenarios(scenarios), seed, settings)
+    except ConfigError as exc:
+        fail(f"--config: {exc}")
     except ScenarioError as exc:
         fail(f"--scenarios: {exc}")
     except ValueError as exc:

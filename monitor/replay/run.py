@@ -24,6 +24,7 @@ from monitor.replay.names import POLICIES
 from monitor.replay.planwatch import Planwatch
 from monitor.replay.policies import Oracle, Policy, Predictive, Reactive, Static
 from monitor.replay.slo import required_replicas
+from monitor.service.settings import Settings
 
 __all__ = ["POLICIES", "PolicyRun", "Replay", "ReplayConfig", "judged_minutes", "run_replay"]
 
@@ -34,6 +35,9 @@ class ReplayConfig:
     decision_interval_s: float = 60.0
     scenarios: tuple[Scenario, ...] = ()
     seed: int = 0
+    # The planwatch policy's service configuration (advice margins, cooldown, forecast windows and cadence,
+    # observation window), as `planwatch serve` would run with it; None: the service's defaults.
+    settings: Settings | None = None
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.policies if p not in POLICIES]
@@ -140,7 +144,8 @@ def _policy(replay: Replay, name: str, workers: int = 1) -> Policy:
     if name == "predictive":
         return Predictive(plan)
     if name == "planwatch":
-        return Planwatch(plan, replay.demand.start, refit_workers=workers)
+        settings = replay.config.settings or Settings()
+        return Planwatch(plan, replay.demand.start, settings=settings, refit_workers=workers)
     minutes = {t.name: _fleet(replay, t.name, 0).cold_minutes for t in plan.tiers}
     return Oracle(replay.required, minutes)
 

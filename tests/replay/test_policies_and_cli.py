@@ -86,3 +86,37 @@ def test_the_cli_refuses_bad_input_with_exit_status_2(tmp_path: Path, args: list
     result = runner.invoke(build_app(), argv)
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.stderr.split())
+
+
+def _planwatch_gpu_hours(tmp_path: Path, config: Path | None) -> float:
+    """planwatch on the copilot over a morning whose demand falls after the first hour."""
+    rates = [40.0] * 6 + [5.0] * 18  # 10-minute windows: an hour at 40 req/s, then three at 5
+    trace = _write(tmp_path, "window_start_s,rate_rps\n" + "".join(f"{i * 600},{r}\n" for i, r in enumerate(rates)))
+    argv = ["replay", str(EXAMPLES / "support-copilot.yaml"), "--trace", str(trace), "--policy", "planwatch",
+            "--start", "2026-01-06T09:00", "--format", "json", "--workers", "1"]  # fmt: skip
+    result = runner.invoke(build_app(), argv + (["--config", str(config)] if config else []))
+    assert result.exit_code == 0, result.output
+    (policy,) = json.loads(result.stdout)["policies"]
+    return float(policy["gpu_hours"])
+
+
+def test_the_planwatch_policy_runs_with_the_service_configuration_it_is_given(tmp_path: Path) -> None:
+    held = _write(tmp_path, "advice:\n  scale_down_cooldown: 6h\n", "planwatch.yaml")
+    default, configured = _planwatch_gpu_hours(tmp_path, None), _planwatch_gpu_hours(tmp_path, held)
+    assert configured > default  # a 6-hour cooldown keeps the morning's replicas through the afternoon
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("advice:\n  cooldown: 6h\n", "cooldown", id="an unknown key exits 2 naming it"),
+        pytest.param("forecast_interval: soon\n", "forecast_interval", id="an unreadable duration exits 2"),
+    ],
+)
+def test_a_bad_service_configuration_exits_2_naming_the_key(tmp_path: Path, text: str, message: str) -> None:
+    trace = _write(tmp_path, "window_start_s,rate_rps\n0,1\n600,2\n")
+    config = _write(tmp_path, text, "planwatch.yaml")
+    argv = ["replay", str(EXAMPLES / "support-copilot.yaml"), "--trace", str(trace), "--config", str(config)]
+    result = runner.invoke(build_app(), argv)
+    assert result.exit_code == 2, result.output
+    assert "--config" in result.stderr and message in " ".join(result.stderr.split())
