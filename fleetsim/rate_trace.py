@@ -164,9 +164,8 @@ def read_rate_windows(path: str | Path, timezone: str) -> RateWindows:
     middles = starts + widths / 2.0
     rates = np.where(gaps, np.interp(middles, middles[~gaps], rates[~gaps]), rates)
     has_lengths = pi is not None and any(x > 0 for x in p50)
-    lengths = (_across(np.array(p50), gaps, middles), _across(np.array(p95), gaps, middles)) if has_lengths else None
-    return RateWindows(starts, rates * widths, rate_col is None, gaps, lengths[0] if lengths else None,
-                       lengths[1] if lengths else None, first)  # fmt: skip
+    p50s, p95s = (_across(np.array(x), gaps, middles) if has_lengths else None for x in (p50, p95))
+    return RateWindows(starts, rates * widths, rate_col is None, gaps, p50s, p95s, first)
 
 
 def _across(values: np.ndarray, gaps: np.ndarray, middles: np.ndarray) -> np.ndarray:

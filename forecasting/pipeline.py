@@ -287,9 +287,10 @@ def _constant_selection(history: RegularSeries, plan: SelectionPlan) -> ModelCho
     and backtests with no error, so the plan's baseline is kept with no spread and the backtest, which
     cost an idle tier as much as a busy one at every refit, is not run."""
     value = float(history.values[0])
-    evidence = _days_spanned(plan, history.step_seconds) if plan.origins else 0.0
-    floor = relative_floor(history.values, evidence_days=evidence)
-    calibration = IntervalCalibration(floor, (0,), ((0.0, 0.0, 0.0, 0.0),), len(history), "constant history")
+    # With zero quantiles the floor scales nothing: the bands are the value whatever it is.
+    calibration = IntervalCalibration(
+        relative_floor(history.values), (0,), ((0.0,) * 4,), len(history), "constant history"
+    )
     reason = (
         f"{plan.why}: the history is {value:g} at all {len(history)} steps, so every model forecasts {value:g} "
         f"with no error; kept {plan.baseline.label} with no spread, not backtested"
