@@ -43,7 +43,7 @@ class Planwatch:
     triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
     advice_states: dict[str, object] = field(default_factory=dict)
     sizing: PlanSizing | None = None
-    refit_workers: int = 1  # processes the tiers' hourly refits run in (the replay's spare cores); 1: in this one
+    refit_workers: int = 1  # processes the tiers' refits run in (the replay's spare cores); 1: in this one
     _minute: int = 0
     _refit_at: float | None = None
     _pool: Executor | None = None

@@ -154,7 +154,7 @@ def _scheduler(jobs: JobContext) -> BackgroundScheduler:
                       id="evaluation", name="evaluation")  # fmt: skip
     # The record's range queries are the heaviest planwatch runs: first after start-up's evaluations, not with them.
     later = now + timedelta(seconds=2 * s.evaluation_interval)
-    scheduler.add_job(run_measurements, "interval", args=[jobs], seconds=s.forecast_interval, next_run_time=later,
+    scheduler.add_job(run_measurements, "interval", args=[jobs], seconds=s.measurement_interval, next_run_time=later,
                       id="measurements", name="measurement record")  # fmt: skip
     return scheduler
 

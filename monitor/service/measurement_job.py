@@ -1,5 +1,5 @@
 """The measurement record refreshed by the service: read the history (the long window), judge each item, merge
-with what the state file holds and write it back. Runs on the forecast interval (hourly by default): the
+with what the state file holds and write it back. Runs on `measurement_interval` (hourly by default): the
 record moves over days, and its range queries are the heaviest planwatch runs."""
 
 from __future__ import annotations

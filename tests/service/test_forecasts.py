@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,26 @@ def test_the_first_evaluation_after_start_up_plans_on_the_forecast(
     jobs[first_job].func(*jobs[first_job].args)
     (rec,) = ApiClient(services.app).get("/v1/recommendations").json()["recommendations"]
     assert (rec["needed_at_forecast_peak"] is not None) is has_forecast
+
+
+@pytest.mark.parametrize(
+    ("overrides", "refit_s", "measurements_s"),
+    [
+        pytest.param({}, 900.0, 3600.0, id="by default forecasts are refitted every 15 min and measurements hourly"),
+        pytest.param(
+            {"forecast_interval": 300.0, "measurement_interval": 7200.0}, 300.0, 7200.0,
+            id="each cadence is configured on its own",
+        ),
+    ],
+)  # fmt: skip
+def test_forecast_refits_and_measurement_records_run_on_their_own_cadence(
+    start: Callable[..., Services], overrides: dict[str, float], refit_s: float, measurements_s: float
+) -> None:
+    from monitor.service.app import _scheduler
+
+    jobs = {j.id: j for j in _scheduler(start(**overrides).jobs).get_jobs()}
+    assert jobs["forecast-refit"].trigger.interval.total_seconds() == refit_s
+    assert jobs["measurements"].trigger.interval.total_seconds() == measurements_s
 
 
 def test_the_cli_json_and_the_api_say_the_same_forecast_in_the_same_shape(
