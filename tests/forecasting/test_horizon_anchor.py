@@ -54,19 +54,36 @@ def persistent_first_hour(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return actual + rng.normal(0.0, 0.5, actual.shape), np.tile(model, (14, 1)), levels
 
 
-def test_the_path_at_one_hour_is_the_best_by_the_first_hours_backtest() -> None:
-    """A whole-day fit chooses a half-life for the whole window and lets the level go before the hour is
-    out; the first hour's block, fitted on its own, keeps it to the cold-start horizon (fails on one fit)."""
-    actual, model, levels = persistent_first_hour(18)
-    whole = Anchor.fit(actual, model, levels, 300.0)
-    joined = HorizonAnchor.fit(actual, model, levels, 300.0)
-    one_hour = HOUR_5MIN - 1
-    whole_error = np.abs(np.stack([whole.apply(f, a) for f, a in zip(model, levels, strict=True)]) - actual)
-    joined_error = np.abs(np.stack([joined.apply(f, a) for f, a in zip(model, levels, strict=True)]) - actual)
-    assert joined_error[:, one_hour].mean() < 0.3 * whole_error[:, one_hour].mean()
-    assert joined_error[:, 3 * HOUR_5MIN :].mean() <= whole_error[:, 3 * HOUR_5MIN :].mean() + 1e-9  # same after 2 h
-    assert joined.long == whole and joined.short.weight >= 0.9
-    assert "first 1 h anchored" in joined.describe()
+def daily_shape(steps: np.ndarray) -> np.ndarray:
+    """100 at night; from 08:00 a two-hour ramp to 400, held to 18:00, down to 100 by 20:00 (5-minute steps)."""
+    hour = (steps % 288) / 12.0
+    return 100.0 + 300.0 * np.clip(np.minimum((hour - 8.0) / 2.0, (20.0 - hour) / 2.0), 0.0, 1.0)
+
+
+def night_origin_windows(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Day-long windows that all start at 02:00, as a history ending at night places its origins 6 h apart
+    (and a day back), forecast by yesterday's copy: its noise makes the model's night path worse than the
+    flat level, while the ramp it copies is right."""
+    rng = np.random.default_rng(seed)
+    series = daily_shape(np.arange(16 * 288)) + rng.normal(0.0, 10.0, 16 * 288)
+    origins = [d * 288 + 24 for d in range(1, 15)]
+    actual = np.stack([series[o : o + 288] for o in origins])
+    model = np.stack([series[o - 288 : o] for o in origins])
+    levels = np.array([recent_level(series[:o], 300.0) for o in origins])
+    return actual, model, levels
+
+
+def test_the_first_hours_anchor_is_fitted_at_every_hour_so_it_keeps_a_ramp_the_model_has_right() -> None:
+    """Fitted on the windows' first hours alone (all at night), a flat blend wins and holds a forecast made
+    at 07:45 flat through the 08:00 ramp (149 at 08:40 instead of 200); fitted on an hour after every whole
+    hour of the windows, the ramp hours count and the path follows the model's ramp."""
+    actual, model, levels = night_origin_windows(3)
+    anchor = HorizonAnchor.fit(actual, model, levels, 300.0)
+    before_ramp = daily_shape(np.arange(12 * 7 + 9, 12 * 7 + 9 + 288))  # from 07:45, the model right
+    path = anchor.apply(before_ramp, 100.0)
+    assert path[HOUR_5MIN - 1] == pytest.approx(before_ramp[HOUR_5MIN - 1], rel=0.1)
+    at_night = anchor.apply(model[0], levels[0])  # at the windows' own origins it still helps
+    assert np.abs(at_night - actual[0])[:HOUR_5MIN].mean() <= np.abs(model[0] - actual[0])[:HOUR_5MIN].mean()
 
 
 @pytest.mark.parametrize(
