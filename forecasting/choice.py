@@ -2,8 +2,8 @@
 later refit may reuse it instead of backtesting again.
 
 The backtest is most of a forecast's cost: every candidate is fitted at a dozen origins 6 h apart
-(`ForecastSettings.calibration_spacing_seconds`). A service refitting every hour would re-choose on windows
-that moved by an hour of the three days they span, and on the history it already chose from. So a refit
+(`ForecastSettings.calibration_spacing_seconds`). A service refitting every 15 minutes would re-choose on windows
+that moved by 15 minutes of the three days they span, and on the history it already chose from. So a refit
 handed the previous `ModelChoice` keeps it (and refits only the chosen model on the new history, anchored
 at the new recent level) while both hold:
 - the history ends less than one calibration spacing after the history the choice was made on, and not

@@ -308,7 +308,7 @@ def forecast(
     """Forecast `series` over `settings.horizon_seconds` with the model that backtests best.
 
     `previous`, the choice of an earlier forecast of the same series (`ForecastResult.choice`), is kept
-    instead of a new backtest while `ModelChoice.reusable` says so (a service's hourly refits)."""
+    instead of a new backtest while `ModelChoice.reusable` says so (a service refitting every 15 minutes)."""
     settings = settings or ForecastSettings()
     history, report, filled = _regular(series, settings)
     step = history.step_seconds
