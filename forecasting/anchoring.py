@@ -185,8 +185,8 @@ def _hour_blocks(
     the model had right: on fleetsim's profile with 20-minute cold starts the advice's replicas came up
     behind the ramp on 9 mornings of 10. A later block's path is the model's from the window's origin, a
     stand-in for a forecast made then: the anchor corrects its level, the shape is the model's. On the real
-    series the 1 h figures did not move beyond their noise (bench_forecast_real: ServeGen 1.033 -> 1.035,
-    NAB 0.883 -> 0.893 against last value; 1 h coverage of the 80% band 87.1% -> 84.3% on ServeGen).
+    series the 1 h figures did not move beyond their noise (bench_forecast_real: ServeGen 1.033 -> 1.037,
+    NAB 0.883 -> 0.892 against last value; 1 h coverage of the 80% band 87.1% -> 84.3% on ServeGen).
     """
     steps = recent_level_steps(step_seconds)
     starts = range(max(block, steps), actual.shape[1] - block + 1, block)
