@@ -75,7 +75,7 @@ def night_origin_windows(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def test_the_first_hours_anchor_is_fitted_at_every_hour_so_it_keeps_a_ramp_the_model_has_right() -> None:
     """Fitted on the windows' first hours alone (all at night), a flat blend wins and holds a forecast made
-    at 07:45 flat through the 08:00 ramp (149 at 08:40 instead of 200); fitted on an hour after every whole
+    at 07:45 behind the 08:00 ramp (149 at 08:40 instead of 200); fitted on an hour after every whole
     hour of the windows, the ramp hours count and the path follows the model's ramp."""
     actual, model, levels = night_origin_windows(3)
     anchor = HorizonAnchor.fit(actual, model, levels, 300.0)
