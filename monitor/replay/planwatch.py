@@ -21,7 +21,7 @@ from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
 from monitor.forecasts import TierForecast, forecast_tier
 from monitor.observe.observer import DemandHistory
-from monitor.outlooks import ForecastWindows, read_history
+from monitor.outlooks import read_history
 from monitor.plan.model import Plan
 from monitor.replay.fleet import TierFleet
 from monitor.replay.observe import ReplayObserver
@@ -88,8 +88,7 @@ class Planwatch:
         """`fit_tier` per tier (its history read here, at the replay's clock), the forecasts in `refit_workers`
         processes: they are most of a long replay's work, pure, and independent between tiers."""
         assert self.observer is not None
-        st = self.settings
-        windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
+        windows = self.settings.forecast_windows
         self._refit_at = now
         histories = [read_history(self.observer, self.plan, t.name, now, windows) for t in self.plan.tiers]
         jobs = [(h, now, windows.horizon_seconds, self.forecasts.get(h.tier)) for h in histories]

@@ -18,7 +18,7 @@ from monitor.forecasts import TierForecast
 from monitor.hold_history import held_in_history
 from monitor.observe.model import Measurement, TierObservation
 from monitor.observe.observer import Observer, SourceHealth
-from monitor.outlooks import ForecastWindows, fit_tier
+from monitor.outlooks import fit_tier
 from monitor.plan.model import FLEET, Plan
 from monitor.service.results import OpenTrigger, Outcome, Results, Snapshot, shown
 from monitor.service.settings import Settings
@@ -236,6 +236,4 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
 
 
 def _refit(ctx: JobContext, tier: str, now: float, previous: TierForecast | None) -> TierForecast:
-    st = ctx.settings
-    windows = ForecastWindows(st.forecast_history, st.forecast_step, st.forecast_horizon)
-    return fit_tier(ctx.observer, ctx.plan, tier, now, windows, previous)
+    return fit_tier(ctx.observer, ctx.plan, tier, now, ctx.settings.forecast_windows, previous)

@@ -32,7 +32,7 @@ from pydantic_settings import (
 )
 
 from monitor.advice import AdviceSettings
-from monitor.outlooks import DEFAULT_WINDOWS
+from monitor.outlooks import DEFAULT_WINDOWS, ForecastWindows
 from monitor.plan import reader
 from monitor.source import SourceSettings
 from monitor.units import parse_duration, validate_promql_duration
@@ -161,6 +161,11 @@ class Settings(BaseSettings):
         if self.forecast_history < 2 * self.forecast_step:
             raise ValueError("forecast_history must cover at least two forecast steps")
         return self
+
+    @property
+    def forecast_windows(self) -> ForecastWindows:
+        """The history, step and horizon a refit reads (serve's refit job and the replay's planwatch)."""
+        return ForecastWindows(self.forecast_history, self.forecast_step, self.forecast_horizon)
 
     @property
     def data_age_limit_seconds(self) -> float:
