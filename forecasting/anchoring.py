@@ -39,7 +39,7 @@ import numpy as np
 
 from forecasting.series import FloatArray
 
-__all__ = ["Anchor", "HorizonAnchor", "recent_level", "recent_level_steps"]
+__all__ = ["Anchor", "HorizonAnchor", "first_hour_paths", "recent_level", "recent_level_steps"]
 
 _LEVEL_WINDOW_S = 900.0
 _WEIGHTS = tuple(np.linspace(0.0, 1.0, 11))
@@ -171,6 +171,27 @@ class HorizonAnchor:
         long = Anchor.fit(actual2d, forecast2d, levels, step_seconds)
         short = Anchor.fit(*_hour_blocks(actual2d, forecast2d, levels, short_steps, step_seconds), step_seconds)
         return cls(short, long, short_steps, join_steps)
+
+
+def first_hour_paths(
+    actual: FloatArray, forecast: FloatArray, levels: FloatArray, anchor: HorizonAnchor
+) -> tuple[FloatArray, FloatArray]:
+    """(blocks x first-hour steps) actuals and the first hour's anchored path at each of them: the blocks
+    the short anchor is fitted on (`_hour_blocks`), each path the model's blended by `anchor.short` toward
+    the level at its start, as a forecast made then would be. What the first hour's bands are calibrated
+    on (`intervals.IntervalCalibration.with_first_steps`): a window's first hour alone gives one error
+    per step and window, a dozen, too few for a quantile per step."""
+    step = anchor.short.step_seconds
+    blocks_actual, blocks_forecast, block_levels = _hour_blocks(
+        np.atleast_2d(actual), np.atleast_2d(forecast), levels, anchor.short_steps, step
+    )
+    known = np.isfinite(block_levels)
+    paths = blocks_forecast.copy()
+    if anchor.short.weight > 0.0 and known.any():
+        w = anchor.short.weights(paths.shape[1])[None, :]
+        blended = _blend(paths[known], block_levels[known][:, None], w, anchor.short.shift)
+        paths[known] = np.maximum(blended, 0.0)
+    return blocks_actual, paths
 
 
 def _hour_blocks(

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from forecasting.anchoring import HorizonAnchor, recent_level
+from forecasting.anchoring import HorizonAnchor, first_hour_paths, recent_level
 from forecasting.backtest import (
     BacktestReport,
     BacktestRun,
@@ -152,6 +152,21 @@ def _anchored(run: BacktestRun, step_seconds: float) -> tuple[BacktestRun, Horiz
     return BacktestRun(run.model, run.actual, forecast, run.levels), anchor
 
 
+def _calibration(
+    raw: BacktestRun, anchored: BacktestRun, anchor: HorizonAnchor, floor: float, step_seconds: float
+) -> IntervalCalibration:
+    """The picked model's intervals: by horizon bucket on its anchored windows, and when its first hour is
+    anchored, each step of that hour on its own, from the hour blocks the anchor was fitted on (a path
+    anchored at a block's start stands in for a forecast made then only when the anchor, not the fit at
+    the window's origin, sets its level)."""
+    calibration = IntervalCalibration.from_errors(
+        anchored.actual, anchored.forecast, floor=floor, step_seconds=step_seconds
+    )
+    if anchor.short.weight == 0.0:
+        return calibration
+    return calibration.with_first_steps(*first_hour_paths(raw.actual, raw.forecast, raw.levels, anchor))
+
+
 def _peak_calibration(
     history: RegularSeries,
     plan: SelectionPlan,
@@ -267,7 +282,7 @@ def _select(
     margin = loss_margin(losses[lowest.model], losses[best.model], _days_spanned(plan, step))
     model = next(m for m in plan.candidates if m.label == best.model)
     run = runs[best.model]
-    calibration = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step)
+    calibration = _calibration(raw[best.model], run, fitted[best.model][1], floor, step)
     peak = _peak_calibration(history, plan, best.model, runs, peak_window)
     origins_s = tuple(float(history.timestamps_s[o - 1]) for o in plan.origins)
     report = BacktestReport(

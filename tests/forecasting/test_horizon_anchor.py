@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from forecasting.anchoring import Anchor, HorizonAnchor, recent_level, recent_level_steps
+from forecasting.anchoring import Anchor, HorizonAnchor, first_hour_paths, recent_level, recent_level_steps
 
 HOUR_5MIN = 12  # steps in an hour at 5 minutes
 
@@ -84,6 +84,22 @@ def test_the_first_hours_anchor_is_fitted_at_every_hour_so_it_keeps_a_ramp_the_m
     assert path[HOUR_5MIN - 1] == pytest.approx(before_ramp[HOUR_5MIN - 1], rel=0.1)
     at_night = anchor.apply(model[0], levels[0])  # at the windows' own origins it still helps
     assert np.abs(at_night - actual[0])[:HOUR_5MIN].mean() <= np.abs(model[0] - actual[0])[:HOUR_5MIN].mean()
+
+
+def test_the_first_hour_paths_are_the_short_anchors_at_every_hour_block() -> None:
+    """What the first hour's bands are calibrated on: each window's first hour, then the hour after each
+    later whole hour, each path anchored as a forecast made at its start would be: by the short anchor,
+    toward the level then (here a full blend halving every hour, so the first step is that level)."""
+    actual, model, levels = persistent_first_hour(4)
+    anchor = HorizonAnchor(Anchor(1.0, 3600.0, 300.0), Anchor.none(300.0), HOUR_5MIN, HOUR_5MIN)
+    blocks_actual, paths = first_hour_paths(actual, model, levels, anchor)
+    assert blocks_actual.shape == paths.shape == (14 * 24, HOUR_5MIN)  # 14 windows x 24 hours of a day
+    assert np.allclose(paths[:14, 0], levels)
+    assert paths[14, 0] == pytest.approx(recent_level(actual[0, :HOUR_5MIN], 300.0))  # window 0, its 2nd hour
+    assert np.array_equal(blocks_actual[14], actual[0, HOUR_5MIN : 2 * HOUR_5MIN])
+    half = 0.5 ** (11 / 12)  # the blend's weight at the hour's last step
+    expected = half * paths[14, 0] + (1 - half) * model[0, 2 * HOUR_5MIN - 1]
+    assert paths[14, -1] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(

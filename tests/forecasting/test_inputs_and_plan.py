@@ -101,6 +101,61 @@ def test_a_handful_of_windows_widens_the_bands_like_a_student_t_prediction() -> 
     assert upper_relative > 2 * np.quantile(offsets, 0.9)  # what pooling the three days would claim
 
 
+def test_the_first_hours_band_carries_its_own_offsets_not_the_days() -> None:
+    """Six day-long windows whose first hour is within 2% (the forecast starts from where demand is) and
+    whose day after it is off by -15%..+15% (a busier or quieter day): the first hour's 80% band stays at
+    the first hour's errors. Split by the whole window's offset, it carried the day's offsets twice (as the
+    next window's and as minus each window's own): its upper bound was 22% above the forecast, not 1.6%."""
+    rng = np.random.default_rng(1)
+    day_offsets = np.linspace(-0.15, 0.15, 6)
+    relative = np.tile(day_offsets[:, None], (1, DAY)) + rng.uniform(-0.01, 0.01, (6, DAY))
+    relative[:, :12] = rng.uniform(-0.02, 0.02, (6, 12))
+    forecast = np.full((6, DAY), 100.0)
+    actual = forecast + relative * (forecast + 10.0)
+    calibration = IntervalCalibration.from_errors(actual, forecast, floor=10.0, step_seconds=STEP)
+    assert calibration.bucket_starts[:2] == (0, 12)
+    first_hour_upper = calibration.quantiles[0][2]
+    assert 0.01 < first_hour_upper < 0.03
+    assert calibration.quantiles[-1][2] > 0.15  # the day's bucket keeps the days' offsets
+
+
+POOLED = IntervalCalibration(
+    10.0, (0, 12, 72), ((-0.1, -0.05, 0.05, 0.1), (-0.2, -0.1, 0.1, 0.2), (-0.3, -0.2, 0.2, 0.3)), 100, "backtest"
+)
+
+
+def test_each_step_of_the_first_hour_gets_its_own_quantiles_from_the_hour_blocks() -> None:
+    """Errors that grow with the lead (within +-1% one step ahead, +-12% twelve steps ahead) on flat paths:
+    one step's 80% upper bound is its own 0.8 x 1%, the twelfth's 0.8 x 12%; the hours after keep theirs."""
+    rng = np.random.default_rng(2)
+    spread = 0.01 * np.arange(1, 13)
+    relative = rng.uniform(-1.0, 1.0, (400, 12)) * spread[None, :]
+    forecast = np.full((400, 12), 100.0)
+    actual = forecast + relative * (forecast + 10.0)
+    calibration = POOLED.with_first_steps(actual, forecast)
+    bands = calibration.bands(np.full(24, 100.0))
+    assert bands.upper_80[0] == pytest.approx(100.0 + 0.8 * 0.01 * 110.0, rel=0.01)
+    assert bands.upper_80[11] == pytest.approx(100.0 + 0.8 * 0.12 * 110.0, rel=0.02)
+    assert bands.upper_80[12] == pytest.approx(100.0 + 0.1 * 110.0)  # the 1-6 h bucket, as it was
+    assert POOLED.with_first_steps(actual[:20], forecast[:20]) is POOLED  # 20 errors a step: too few
+
+
+def test_a_rising_hour_takes_the_quantiles_of_the_rising_hours() -> None:
+    """A third of the blocks are ramps (the path rises 50% over the hour) and miss by up to 30%; the others
+    miss by up to 3%. Pooled, a 90% bound leaves the ramps' misses out; by the path's move, a rising path
+    gets the ramps' bound and a flat one the flat hours' (Mondrian conformal)."""
+    rng = np.random.default_rng(3)
+    rising = np.arange(600) % 3 == 0
+    forecast = np.where(rising[:, None], np.linspace(100.0, 150.0, 12)[None, :], 100.0)
+    spread = np.where(rising, 0.3, 0.03)[:, None]
+    actual = forecast + rng.uniform(-1.0, 1.0, (600, 12)) * spread * (forecast + 10.0)
+    calibration = POOLED.with_first_steps(actual, forecast)
+    ramp = calibration.bands(np.linspace(100.0, 150.0, 12))
+    flat = calibration.bands(np.full(12, 100.0))
+    assert ramp.upper_80[0] == pytest.approx(100.0 + 0.8 * 0.3 * 110.0, rel=0.05)
+    assert flat.upper_80[0] == pytest.approx(100.0 + 0.8 * 0.03 * 110.0, rel=0.02)
+
+
 def test_bands_are_clipped_at_zero_and_contain_the_mean() -> None:
     calibration = IntervalCalibration.from_relative_errors(np.linspace(-3.0, 0.5, 100), floor=1.0, source="test")
     bands = calibration.bands(np.array([0.0, 1.0, 5.0]))

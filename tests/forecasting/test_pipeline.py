@@ -73,6 +73,23 @@ def test_interval_coverage_is_near_nominal_on_pure_noise() -> None:
     assert np.mean(inside_95) == pytest.approx(0.95, abs=0.04)
 
 
+def test_the_first_hours_band_widens_with_the_lead_when_demand_wanders_from_the_daily_shape() -> None:
+    """A daily shape times a wandering level (the sum of the last 4 h of 2% steps): 5 minutes ahead demand
+    is near where it is now (3% a step), an hour ahead it has moved several times that. Each step of the
+    first hour gets its own quantiles (from the hour blocks the short anchor is fitted on, by how the path
+    moves over the hour), so the first step's bound is below the hour's last (on flat hours 6% vs 21%): one
+    quantile for the whole hour made the advice hold an hour's spread for a demand 5 minutes away."""
+    rng = np.random.default_rng(5)
+    steps = np.arange(10 * DAY)
+    shape = 100.0 + 50.0 * np.sin(2 * np.pi * steps / DAY)
+    walk = np.exp(np.convolve(rng.normal(0.0, 0.02, steps.size), np.ones(48), mode="same"))  # 4 h of 2% steps
+    result = forecast(Series(steps * STEP, shape * walk))
+    first = result.calibration.first
+    assert first is not None and "hour blocks" in result.calibration.source
+    upper = np.array([[q[2] for q in group] for group in first.quantiles])  # [falling, flat, rising][step]
+    assert np.all(upper[:, 0] < upper[:, 11]) and upper[1, 0] < 0.5 * upper[1, 11]
+
+
 @pytest.mark.parametrize(
     ("days", "model", "reason_start"),
     [
