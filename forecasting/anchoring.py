@@ -185,13 +185,8 @@ def first_hour_paths(
     blocks_actual, blocks_forecast, block_levels = _hour_blocks(
         np.atleast_2d(actual), np.atleast_2d(forecast), levels, anchor.short_steps, step
     )
-    known = np.isfinite(block_levels)
-    paths = blocks_forecast.copy()
-    if anchor.short.weight > 0.0 and known.any():
-        w = anchor.short.weights(paths.shape[1])[None, :]
-        blended = _blend(paths[known], block_levels[known][:, None], w, anchor.short.shift)
-        paths[known] = np.maximum(blended, 0.0)
-    return blocks_actual, paths
+    paths = [anchor.short.apply(path, level) for path, level in zip(blocks_forecast, block_levels, strict=True)]
+    return blocks_actual, np.stack(paths)
 
 
 def _hour_blocks(

@@ -208,7 +208,7 @@ class FirstSteps:
 
 def _per_step(relative: FloatArray, min_samples: int) -> tuple[tuple[float, float, float, float], ...] | None:
     """Conformal quantiles of each column, or None when a column has fewer than `min_samples` errors."""
-    if relative.shape[1] == 0 or int(np.isfinite(relative).sum(axis=0).min(initial=relative.shape[0])) < min_samples:
+    if relative.shape[1] == 0 or int(np.isfinite(relative).sum(axis=0).min()) < min_samples:
         return None
     return tuple(_four(conformal_quantiles(relative[:, j])) for j in range(relative.shape[1]))
 
