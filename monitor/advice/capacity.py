@@ -7,6 +7,7 @@ efficiencies; otherwise the sizing model is trusted as it is, and the advice say
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,7 +62,8 @@ class CapacityTable:
         self.minute_z = minute_z
         self.requests_per_second_per_replica = model.requests_per_second(batch) if batch else 0.0
         self._known: dict[int, float] = {0: 0.0}
-        self._needed: dict[float, int] = {}
+        self._demands: list[float] = []  # demands searched, ascending, and the replicas each needs
+        self._needs: list[int] = []
 
     def capacity_of(self, replicas: int) -> float:
         if replicas not in self._known:
@@ -108,15 +110,22 @@ class CapacityTable:
 
     def replicas_for(self, demand_rps: float) -> int:
         """Smallest n that serves the demand within both SLOs: sizing's search (one algorithm for the plan's
-        sizing and the advice), remembered per demand since the schedule asks again for the same upper bounds."""
+        sizing and the advice), remembered as the demands it was asked at. The need never falls as demand
+        grows (the throughput count does not, and TTFT rises with demand at any count), so a demand between
+        two searched ones that need the same count needs that count too: a schedule over hundreds of forecast
+        points, each a new float every refit, costs a search only near the few demands where the count steps."""
         if demand_rps <= 0:
             return 0
-        need = self._needed.get(demand_rps)
-        if need is None:
-            need = replicas_for_ttft(self.model, self.batch, demand_rps, self.ttft_slo, self.ttft_feasible)[0]
-            if len(self._needed) > 4096:
-                self._needed.clear()
-            self._needed[demand_rps] = need
+        i = bisect.bisect_left(self._demands, demand_rps)
+        if i < len(self._demands) and (
+            self._demands[i] == demand_rps or (i > 0 and self._needs[i - 1] == self._needs[i])
+        ):
+            return self._needs[i]
+        need = replicas_for_ttft(self.model, self.batch, demand_rps, self.ttft_slo, self.ttft_feasible)[0]
+        if len(self._demands) >= 4096:
+            self._demands, self._needs, i = [], [], 0
+        self._demands.insert(i, demand_rps)
+        self._needs.insert(i, need)
         return need
 
 

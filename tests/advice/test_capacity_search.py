@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from monitor.advice.capacity import capacity_table
@@ -82,3 +83,25 @@ def test_sizing_and_advice_use_the_same_search(slo_over_floor: float) -> None:
     assert sized.replicas == table.replicas_for(peak) == replicas_for_ttft(table.model, table.batch, peak,
                                                                             table.ttft_slo)[0]  # fmt: skip
     assert table.capacity_of(sized.replicas - 1) < peak
+
+
+@pytest.mark.parametrize(
+    "slo_over_floor",
+    [
+        pytest.param(1.02, id="where the queueing term binds the remembered needs are the searched ones"),
+        pytest.param(3.0, id="where throughput binds the remembered needs are the searched ones"),
+    ],
+)
+def test_a_need_read_between_remembered_demands_is_what_the_search_finds(slo_over_floor: float) -> None:
+    """The table answers a demand between two it searched that need the same count without searching; asked
+    in any order, over demands that cross many counts, every answer is the search's."""
+    plan = copilot_plan()
+    base = capacity_table(plan, plan.tiers[0], 1.0)
+    plan = _with_ttft_slo(plan, slo_over_floor * ttft_floor_seconds(base.model, base.batch))
+    table = capacity_table(plan, plan.tiers[0], 1.0)
+    per_replica = table.requests_per_second_per_replica
+    demands = np.random.default_rng(7).permutation(np.linspace(0.01, 12.0, 1500) * per_replica)
+    answers = [table.replicas_for(float(d)) for d in demands]
+    searched = [replicas_for_ttft(table.model, table.batch, float(d), table.ttft_slo)[0] for d in demands]
+    assert len(set(searched)) >= 10
+    assert answers == searched
