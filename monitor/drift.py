@@ -351,16 +351,13 @@ def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> li
     replica = replica_model(plan, sizing.tier, eff.bandwidth.expected, eff.compute.expected)
     b = batch.value
     note = f"at the observed batch of {b:.1f}"
+    # KV occupancy is linear in the batch, so a window's mixed batches average out; tokens/s is concave in it
+    tps, unsteady = obs.output_tokens_per_second_per_replica, obs.unsteady_batch()
+    if unsteady is not None:
+        tps = Measurement.unknown(unsteady, tps.query, tps.window)
     return [
         ("kv_occupancy", replica.kv_occupancy(b), _kv_judged(obs), "higher", "ratio", note + _kv_peak_note(obs)),
-        (
-            "throughput_per_replica",
-            replica.output_tokens_per_second(b),
-            obs.output_tokens_per_second_per_replica,
-            "lower",
-            "tokens/s",
-            note,
-        ),
+        ("throughput_per_replica", replica.output_tokens_per_second(b), tps, "lower", "tokens/s", note),
     ]
 
 

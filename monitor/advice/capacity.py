@@ -30,16 +30,27 @@ __all__ = ["Calibration", "CapacityTable", "calibrate", "capacity_table", "minut
 class Calibration:
     factor: float
     source: str  # a sentence: which was used and why
+    steady: float | None = None  # the factor to remember: this one if a steady window gave it, else the earlier
 
 
-def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings) -> Calibration:
+def calibrate(
+    plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings, remembered: float | None = None
+) -> Calibration:
+    """The factor from the window's tokens/s at its batch; where the window mixed batches (`unsteady_batch`),
+    the factor the last steady window gave (`remembered`), since the engine's efficiency does not change with
+    the load: a ramp is such a window, and the sizing model alone reads a replica above what it serves."""
     base = capacity_table(plan, tier, 1.0)  # the sizing model at the plan's efficiencies and its SLO batch
     model, slo_batch = base.model, base.batch
     batch, tps = obs.batch_per_replica.value, obs.output_tokens_per_second_per_replica.value
     if batch is None or tps is None:
-        return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)")
+        return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)", remembered)
     if slo_batch == 0 or batch < settings.min_calibration_batch_fraction * slo_batch:
-        return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)")
+        return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)", remembered)
+    unsteady = obs.unsteady_batch()
+    if unsteady is not None:
+        if remembered is None:
+            return Calibration(1.0, f"sizing model ({unsteady})")
+        return Calibration(remembered, f"calibrated on production earlier, on a steady window ({unsteady})", remembered)
     predicted = model.output_tokens_per_second(batch)
     low, high = settings.calibration_bounds
     # two decimals: finer is noise in a ratio of two measured rates, and equal factors share one table
@@ -47,6 +58,7 @@ def calibrate(plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSett
     return Calibration(
         factor,
         f"calibrated on production: {tps:,.0f} tokens/s observed vs {predicted:,.0f} modelled at batch {batch:.1f}",
+        factor,
     )
 
 

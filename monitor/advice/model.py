@@ -45,10 +45,12 @@ class AdviceSettings:
 
 @dataclass(frozen=True)
 class AdviceState:
-    """Carried from one evaluation to the next: when demand first fell below current capacity."""
+    """Carried from one evaluation to the next: when demand first fell below current capacity, what was last
+    recommended, and the calibration factor the last steady window gave (`capacity.calibrate`)."""
 
     low_since: float | None = None
     last_recommended: int | None = None
+    calibration: float | None = None
 
 
 class Action(StrEnum):

@@ -72,7 +72,7 @@ def advise_tier(
     demand = obs.demand_rate if obs.demand_rate.known else obs.request_rate
     if demand.value is None or obs.replicas_ready.value is None:
         return _hold_stale(plan, tier, obs.replicas_ready, demand, state)
-    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings)
+    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings, state.calibration)
     return _decide(plan, tier, obs, a, state, now, settings)
 
 
@@ -85,9 +85,10 @@ def _assess(
     business: tuple[bool, ...] | None,
     now: float,
     settings: AdviceSettings,
+    remembered: float | None,
 ) -> _Assessment:
     current = int(obs.replicas_ready.value or 0)
-    cal = calibrate(plan, tier, obs, settings)
+    cal = calibrate(plan, tier, obs, settings, remembered)
     table = capacity_table(plan, tier, cal.factor)
     tables = _Tables(table, throughput_table(table))
     slo_now = slo_counts(plan, now)
@@ -317,7 +318,7 @@ def _decide(
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
         capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
-        state=AdviceState(low_since=low_since, last_recommended=recommended),
+        state=AdviceState(low_since=low_since, last_recommended=recommended, calibration=a.calibration.steady),
         sized_for="slo" if a.slo_now else "throughput",
     )  # fmt: skip
 
@@ -376,6 +377,6 @@ def _hold_stale(
         capacity_source="none (no data)", calibration=1.0, requests_per_second_per_replica=0.0, needed_now=None,
         needed_at_forecast_peak=None, floor=tier.replicas.min, schedule=(), explanation=(f"unknown: {why}",),
         warnings=(), gpus_per_replica=tier.tensor_parallel, gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu],
-        demand_rps=None, capacity_rps_now=None, state=AdviceState(low_since=None, last_recommended=held),
+        demand_rps=None, capacity_rps_now=None, state=AdviceState(None, held, state.calibration),
         sized_for=None,
     )  # fmt: skip

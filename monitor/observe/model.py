@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from monitor.histogram import QuantileBound
 from monitor.queries.reproduce import quotient
 
-__all__ = ["Measurement", "TierObservation"]
+__all__ = ["STEADY_BATCH_RATIO", "Measurement", "TierObservation"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,9 @@ class Measurement:
 
 
 _UNSEEN = Measurement.unknown("not collected")
+# How far the batch now may sit from the window's mean batch for the window's mean to stand for it
+# (`TierObservation.unsteady_batch`), either side.
+STEADY_BATCH_RATIO = 1.5
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,24 @@ class TierObservation:
     # Finite `le` bounds the server exposes per token histogram ("prompt", "output"): the plan is read through
     # these, not through the bounds its own max_model_len would give (custom buckets, another max_model_len).
     token_buckets: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def unsteady_batch(self) -> str | None:
+        """Why the window's mean batch per replica does not stand for the batch now (None when it does, or when
+        the running gauge or the ready replicas are unknown and it cannot be told).
+
+        Why it matters: tokens/s per replica is compared with the model's tokens/s at the window's mean batch
+        (drift's throughput check, the advice's calibration), and tokens/s is concave in the batch, so a window
+        that mixed batches reads the engine slow (Jensen). Batches 1.5x apart read it at most 1% slow on the
+        example plans' tiers; a replay of real traffic mixed a queue drained at a batch of ~55 with 40 quiet
+        minutes at ~5 and read 0.65 of the model."""
+        batch, running, ready = self.batch_per_replica.value, self.running.value, self.replicas_ready.value
+        if batch is None or running is None or not ready:
+            return None
+        now = running / ready
+        if batch / STEADY_BATCH_RATIO <= now <= batch * STEADY_BATCH_RATIO:
+            return None
+        return (f"the window's mean batch {batch:.1f} per replica is not the batch now, {now:.1f}: a window that "
+                "mixes a queue with quiet minutes reads the engine slow")  # fmt: skip
 
     @property
     def peak_to_average(self) -> Measurement:

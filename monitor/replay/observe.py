@@ -187,7 +187,8 @@ def _engine(curve: TierCurve, rps: np.ndarray, ready: np.ndarray, window: str) -
     running = np.interp(x, curve.rates, curve.running)
     kv = np.interp(x, curve.rates, curve.kv_usage)
     return {
-        "running": _m(float((running * ready[up]).mean()), window),
+        # now, as vllm:num_requests_running is read (an instant gauge), not the window's mean
+        "running": _m(float(np.interp(rps[-1], curve.rates, curve.running) * ready[-1]), window),
         "batch_per_replica": _m(float(running.mean()), window),
         "output_tokens_per_second_per_replica": _m(float((x * curve.output_tokens).mean()), window),
         "kv_occupancy_mean": _m(float(kv.mean()), window),

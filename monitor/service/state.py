@@ -34,7 +34,7 @@ __all__ = [
     "TooManyAcknowledgements",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: advice_state.calibration
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trigger_episodes (
@@ -76,12 +76,21 @@ CREATE TABLE IF NOT EXISTS advice_state (
     tier TEXT PRIMARY KEY,
     low_since REAL,
     last_recommended INTEGER,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    calibration REAL
 );
 """
 log = logging.getLogger("planwatch.state")
 MAX_ACKS_PER_EPISODE = 100
 _EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, resolved_at, evidence"
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a state file written by an earlier planwatch to this schema, keeping every row: version 1 had no
+    advice_state.calibration (its tiers then calibrate afresh on their next steady window)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(advice_state)")}
+    if "calibration" not in columns:
+        db.execute("ALTER TABLE advice_state ADD COLUMN calibration REAL")
 
 
 class NoOpenEpisode(LookupError):
@@ -136,7 +145,12 @@ class StateStore:
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")
             db.executescript(_SCHEMA)
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            _migrate(db)
+            db.execute(  # raised, never lowered: a file a newer planwatch wrote keeps its version
+                "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value "
+                "WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                (str(SCHEMA_VERSION),),
+            )
         except sqlite3.Error:
             db.close()
             raise
@@ -190,10 +204,11 @@ class StateStore:
                 )
             for tier, s in advice.items():
                 db.execute(
-                    "INSERT INTO advice_state VALUES (?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
+                    "INSERT INTO advice_state (tier, low_since, last_recommended, updated_at, calibration) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
                     "low_since = excluded.low_since, last_recommended = excluded.last_recommended, "
-                    "updated_at = excluded.updated_at",
-                    (tier, s.low_since, s.last_recommended, now),
+                    "updated_at = excluded.updated_at, calibration = excluded.calibration",
+                    (tier, s.low_since, s.last_recommended, now, s.calibration),
                 )
 
     def open_episodes(self) -> list[Episode]:
@@ -210,8 +225,11 @@ class StateStore:
         return [_episode(row) for row in rows]
 
     def advice_states(self) -> dict[str, AdviceState]:
-        rows = self._query("SELECT tier, low_since, last_recommended FROM advice_state")
-        return {tier: AdviceState(low_since=low, last_recommended=last) for tier, low, last in rows}
+        rows = self._query("SELECT tier, low_since, last_recommended, calibration FROM advice_state")
+        return {
+            tier: AdviceState(low_since=low, last_recommended=last, calibration=factor)
+            for tier, low, last, factor in rows
+        }
 
     # Acknowledgements: who knows about an episode. They hide nothing.
 

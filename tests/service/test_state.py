@@ -4,6 +4,7 @@ mid-run loses nothing it had committed and leaves a file that passes the integri
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -89,6 +90,35 @@ def test_advice_state_round_trips(store: StateStore) -> None:
     store.commit_evaluation([], [], {"copilot": AdviceState(low_since=90.0, last_recommended=3)}, 100.0)
     store.commit_evaluation([], [], {"copilot": AdviceState(low_since=None, last_recommended=4)}, 160.0)
     assert store.advice_states() == {"copilot": AdviceState(low_since=None, last_recommended=4)}
+    store.commit_evaluation([], [], {"copilot": AdviceState(None, 4, calibration=0.93)}, 220.0)
+    assert store.advice_states() == {"copilot": AdviceState(low_since=None, last_recommended=4, calibration=0.93)}
+
+
+def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations_after(tmp_path: Path) -> None:
+    """A planwatch upgraded over its state file: the advice state it kept is read, and the new column is written."""
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES ('schema_version', '1');"
+            "CREATE TABLE advice_state (tier TEXT PRIMARY KEY, low_since REAL, last_recommended INTEGER,"
+            " updated_at REAL NOT NULL);"
+            "INSERT INTO advice_state VALUES ('copilot', 90.0, 3, 100.0);"
+        )
+    db.close()
+    store = StateStore.open(path)
+    try:
+        assert store.advice_states() == {"copilot": AdviceState(low_since=90.0, last_recommended=3)}
+        store.commit_evaluation([], [], {"copilot": AdviceState(90.0, 3, calibration=0.88)}, 160.0)
+        assert store.advice_states()["copilot"].calibration == 0.88
+        assert store._query("SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+    finally:
+        store.close()
+    reopened = StateStore.open(path)  # opening again migrates nothing twice
+    try:
+        assert reopened.advice_states()["copilot"] == AdviceState(90.0, 3, calibration=0.88)
+    finally:
+        reopened.close()
 
 
 def test_a_failed_transaction_leaves_the_committed_state(store: StateStore) -> None:
