@@ -106,7 +106,7 @@ class CapacityTable:
         """Whether `replicas` hold every minute of this mean demand (the same rate `replicas_for_minutes` sizes)."""
         return self.minute_rate(demand_rps) <= self.capacity_of(replicas)
 
-    def minute_rates(self, demands_rps: Sequence[float]) -> np.ndarray:
+    def minute_rates(self, demands_rps: Sequence[float] | np.ndarray) -> np.ndarray:
         """`minute_rate` of every demand at once, the same float64 arithmetic (IEEE sqrt is exact-rounded in
         both math and numpy), so a schedule over hundreds of forecast points is one array operation."""
         demand = np.asarray(demands_rps, dtype=float)

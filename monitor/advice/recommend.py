@@ -95,14 +95,11 @@ def _assess(
     sizing = tables.pick(slo_now)
     needed_now = sizing.replicas_for_minutes(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
-    if outlook and business is None:
-        business = business_flags(plan, outlook.timestamps)
-    judged = judged_points(plan, business) if outlook and business else ()
-    planned = _planned(outlook, judged)
-    steps = _schedule(tables, outlook, planned, judged, current, cold, settings.safety_margin_seconds)
+    points = _Points.of(plan, outlook, business)
+    steps = _schedule(tables, points, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
-    held = _held_for_ramp(tables, outlook, planned, judged, now, cold + settings.safety_margin_seconds)
-    floor = _floor(plan, tier, table, outlook, business, now, cold, settings)
+    held = _held_for_ramp(tables, points, now, cold + settings.safety_margin_seconds)
+    floor = _floor(plan, tier, table, points, now, cold, settings)
     reactive = _reactive(obs, demand, slo_now, settings)
     return _Assessment(
         demand=demand,
@@ -111,7 +108,7 @@ def _assess(
         sizing=sizing,
         slo_now=slo_now,
         needed_now=needed_now,
-        needed_at_peak=_needed_at_peak(tables, planned, judged),
+        needed_at_peak=_needed_at_peak(tables, points),
         floor=floor,
         reactive=reactive,
         schedule=tuple(s for s in steps if s.by > now),
@@ -149,48 +146,62 @@ class _Tables:
         return np.where(judged, slo, self.throughput.capacity_of(replicas))
 
 
-def _planned(outlook: DemandOutlook | None, judged: tuple[bool, ...]) -> tuple[float, ...]:
-    """The demand each forecast point is planned on: the upper bound where the SLO counts (it guards the SLO
-    against the forecast's error), the mean where only throughput does (the queue stays bounded when capacity
-    exceeds the mean rate; demand above the forecast shows as a growing queue, which scales up reactively)."""
-    if not outlook:
-        return ()
-    if all(judged):
-        return outlook.upper
-    return tuple(u if j else m for u, m, j in zip(outlook.upper, outlook.mean, judged, strict=True))
+@dataclass(frozen=True)
+class _Points:
+    """The outlook's points as arrays: when, the upper bound, whether in business hours, whether the SLO sizes
+    the point (`judged_points`), and the demand it is planned on. The planned demand is the upper bound where
+    the SLO counts (it guards the SLO against the forecast's error), the mean where only throughput does (the
+    queue stays bounded when capacity exceeds the mean rate; demand above the forecast shows as a growing
+    queue, which scales up reactively). Arrays because advice reads hundreds of points every minute."""
+
+    times: np.ndarray
+    upper: np.ndarray
+    business: np.ndarray
+    judged: np.ndarray
+    planned: np.ndarray
+    step: float  # between points
+
+    @classmethod
+    def of(cls, plan: Plan, outlook: DemandOutlook | None, business: tuple[bool, ...] | None) -> _Points | None:
+        if outlook is None or not outlook.timestamps:
+            return None
+        flags = business if business is not None else business_flags(plan, outlook.timestamps)
+        times, upper = np.asarray(outlook.timestamps, dtype=float), np.asarray(outlook.upper, dtype=float)
+        judged = np.asarray(judged_points(plan, flags), dtype=bool)
+        planned = upper if judged.all() else np.where(judged, upper, np.asarray(outlook.mean, dtype=float))
+        step = float(times[1] - times[0]) if times.size > 1 else 0.0
+        return cls(times, upper, np.asarray(flags, dtype=bool), judged, planned, step)
 
 
-def _needed_at_peak(tables: _Tables, planned: tuple[float, ...], judged: tuple[bool, ...]) -> int | None:
-    """Replicas the forecast's highest point needs, each point by the bound of its moment."""
-    if not planned:
+def _highest(values: np.ndarray, mask: np.ndarray) -> float:
+    """The highest value where `mask` holds, NaN points skipped; 0 where none is left."""
+    chosen = values[mask]
+    chosen = chosen[~np.isnan(chosen)]
+    return float(chosen.max()) if chosen.size else 0.0
+
+
+def _needed_at_peak(tables: _Tables, points: _Points | None) -> int | None:
+    """Replicas the forecast's highest point needs, each point by the bound of its moment (the need never falls
+    as demand grows, so the highest point of each kind decides)."""
+    if points is None:
         return None
-    peaks = [max((u for u, j in zip(planned, judged, strict=True) if j == want), default=0.0)
-             for want in (True, False)]  # fmt: skip
-    return max(tables.slo.replicas_for_minutes(peaks[0]), tables.throughput.replicas_for_minutes(peaks[1]))
+    judged, planned = points.judged, points.planned
+    return max(tables.slo.replicas_for_minutes(_highest(planned, judged)),
+               tables.throughput.replicas_for_minutes(_highest(planned, ~judged)))  # fmt: skip
 
 
-def _schedule(
-    tables: _Tables,
-    outlook: DemandOutlook | None,
-    planned: tuple[float, ...],
-    judged: tuple[bool, ...],
-    current: int,
-    cold: float,
-    margin: float,
-) -> list[ScaleStep]:
-    """One step per replica above `current` the forecast will need (`_planned`), each point sized by the
+def _schedule(tables: _Tables, points: _Points | None, current: int, cold: float, margin: float) -> list[ScaleStep]:
+    """One step per replica above `current` the forecast will need (`_Points.planned`), each point sized by the
     bound of its moment (the SLO's, or throughput's outside the availability window). A forecast point stands
     for the step that ends at it (demand histories are rates over the step before each stamp), so demand
     can reach its value at the start of that step: that is when the replica is needed."""
-    if not outlook or not planned:
+    if points is None:
         return []
-    times = outlook.timestamps
-    step = times[1] - times[0] if len(times) > 1 else 0.0
-    steps, have = [], current
+    steps, have, step = [], current, points.step
     # one array pass over the points `have` already serves (both tables share the minute quantile)
-    rates, at, mask = tables.slo.minute_rates(planned), 0, np.asarray(judged, dtype=bool)
+    rates, at, mask = tables.slo.minute_rates(points.planned), 0, points.judged
     while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
-        t, upper, at = times[i], planned[i], i + 1
+        t, upper, at = float(points.times[i]), float(points.planned[i]), i + 1
         need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))
         while need > have:
             have += 1
@@ -198,24 +209,19 @@ def _schedule(
     return steps
 
 
-def _held_for_ramp(
-    tables: _Tables,
-    outlook: DemandOutlook | None,
-    planned: tuple[float, ...],
-    judged: tuple[bool, ...],
-    now: float,
-    lead: float,
-) -> int:
+def _held_for_ramp(tables: _Tables, points: _Points | None, now: float, lead: float) -> int:
     """Replicas the forecast needs before a replacement started now could be ready: the points whose schedule
     step would already be due (needed within the cold start and the margin), each by its moment's bound. The
     schedule asks only for replicas above the current count, so without this a replica it brought up for the
     morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
-    if not outlook or not planned:
+    if points is None:
         return 0
-    times = outlook.timestamps
-    step = times[1] - times[0] if len(times) > 1 else 0.0
-    ahead = [(u, j) for t, u, j in zip(times, planned, judged, strict=True) if now < t <= now + step + lead]
-    return max((tables.pick(j).replicas_for_minutes(u) for u, j in ahead), default=0)
+    ahead = (points.times > now) & (points.times <= now + points.step + lead)
+    if not ahead.any():
+        return 0
+    judged, planned = points.judged, points.planned
+    return max(tables.slo.replicas_for_minutes(_highest(planned, ahead & judged)),
+               tables.throughput.replicas_for_minutes(_highest(planned, ahead & ~judged)))  # fmt: skip
 
 
 def _first_unserved(tables: _Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:
@@ -232,8 +238,7 @@ def _floor(
     plan: Plan,
     tier: Tier,
     table: CapacityTable,
-    outlook: DemandOutlook | None,
-    business: tuple[bool, ...] | None,
+    points: _Points | None,
     now: float,
     cold: float,
     settings: AdviceSettings,
@@ -243,11 +248,10 @@ def _floor(
     replacement is ready). Further ahead the schedule brings the replicas in time, so the floor need not hold
     the day's peak."""
     floor = tier.replicas.min
-    if not outlook or not business or not in_business_hours(now, plan.workload.business_hours):
+    if points is None or not in_business_hours(now, plan.workload.business_hours):
         return floor
     lead = cold + settings.safety_margin_seconds
-    points = zip(outlook.timestamps, outlook.upper, business, strict=True)
-    peak = max((u for t, u, b in points if b and t <= now + lead), default=0.0)
+    peak = _highest(points.upper, points.business & (points.times <= now + lead))
     need = table.replicas_for_minutes(peak)
     return max(floor, need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour))
 
