@@ -181,13 +181,18 @@ def _highest(values: np.ndarray, mask: np.ndarray) -> float:
 
 
 def _needed_at_peak(tables: _Tables, points: _Points | None) -> int | None:
-    """Replicas the forecast's highest point needs, each point by the bound of its moment (the need never falls
-    as demand grows, so the highest point of each kind decides)."""
+    """Replicas the forecast's highest point needs, each point by the bound of its moment."""
     if points is None:
         return None
+    return _need_at_highest(tables, points, np.ones(points.times.size, dtype=bool))
+
+
+def _need_at_highest(tables: _Tables, points: _Points, among: np.ndarray) -> int:
+    """Replicas the highest planned point `among` the given ones needs, each point by the bound of its moment:
+    the need never falls as demand grows, so the highest point of each kind decides (0 where none)."""
     judged, planned = points.judged, points.planned
-    return max(tables.slo.replicas_for_minutes(_highest(planned, judged)),
-               tables.throughput.replicas_for_minutes(_highest(planned, ~judged)))  # fmt: skip
+    return max(tables.slo.replicas_for_minutes(_highest(planned, among & judged)),
+               tables.throughput.replicas_for_minutes(_highest(planned, among & ~judged)))  # fmt: skip
 
 
 def _schedule(tables: _Tables, points: _Points | None, current: int, cold: float, margin: float) -> list[ScaleStep]:
@@ -216,12 +221,7 @@ def _held_for_ramp(tables: _Tables, points: _Points | None, now: float, lead: fl
     morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
     if points is None:
         return 0
-    ahead = (points.times > now) & (points.times <= now + points.step + lead)
-    if not ahead.any():
-        return 0
-    judged, planned = points.judged, points.planned
-    return max(tables.slo.replicas_for_minutes(_highest(planned, ahead & judged)),
-               tables.throughput.replicas_for_minutes(_highest(planned, ahead & ~judged)))  # fmt: skip
+    return _need_at_highest(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
 
 
 def _first_unserved(tables: _Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:
