@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 # importing every model here pulled statsmodels and scipy into each CLI command's --help (about 1 s).
 if TYPE_CHECKING:
     from forecasting.backtest import BacktestReport, ModelScore
-    from forecasting.calendar import MorningRamp, is_business_hours, local_time, next_morning_ramp
+    from forecasting.calendar import MorningRamp, WorkWeek, is_business_hours, local_time, next_morning_ramp
     from forecasting.choice import ModelChoice
     from forecasting.csv_input import CsvFormatError, parse_csv_series
     from forecasting.durations import format_duration, parse_duration
@@ -67,6 +67,7 @@ _HOME: dict[str, str] = {
     "ModelChoice": "forecasting.choice",
     "ModelScore": "forecasting.backtest",
     "MorningRamp": "forecasting.calendar",
+    "WorkWeek": "forecasting.calendar",
     "Peak": "forecasting.events",
     "PointForecast": "forecasting.models",
     "RampCrossing": "forecasting.events",
@@ -130,6 +131,7 @@ __all__ = [
     "SeasonalNaiveSettings",
     "Series",
     "TrafficShape",
+    "WorkWeek",
     "forecast",
     "forecast_many",
     "format_duration",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -18,7 +18,15 @@ from forecasting.errors import ForecastInputError
 from forecasting.events import crossing_time
 from forecasting.series import FloatArray
 
-__all__ = ["MorningRamp", "is_business_hours", "local_time", "next_morning_ramp", "within_hours", "zone"]
+__all__ = [
+    "MorningRamp",
+    "WorkWeek",
+    "is_business_hours",
+    "local_time",
+    "next_morning_ramp",
+    "within_hours",
+    "zone",
+]
 
 WEEKDAYS = frozenset(range(5))
 
@@ -37,6 +45,38 @@ def zone(timezone: str) -> ZoneInfo:
         return ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise ForecastInputError(f"unknown timezone {timezone!r} (use an IANA name like Europe/Paris)") from exc
+
+
+@dataclass(frozen=True)
+class WorkWeek:
+    """Which local days are working days (Monday = 0) in a timezone: a plan's business days.
+
+    Demand on a Monday looks like Friday's, not Sunday's; a forecaster that knows the week can say so from
+    the first week of history, before a weekly season can be fitted.
+    """
+
+    timezone: str
+    weekdays: frozenset[int] = WEEKDAYS
+
+    def __post_init__(self) -> None:
+        zone(self.timezone)  # a bad name fails here, where the calendar is made
+        if not self.weekdays or not self.weekdays <= frozenset(range(7)):
+            raise ForecastInputError(f"working weekdays must be some of 0-6 (Monday = 0), got {sorted(self.weekdays)}")
+
+    def working(self, timestamps_s: FloatArray) -> NDArray[np.bool_]:
+        """Whether each timestamp falls on a working day, local time (DST included).
+
+        One datetime per local day, not per timestamp: a month of 5-minute steps is ~30 conversions.
+        """
+        if timestamps_s.size == 0:
+            return np.zeros(0, dtype=bool)
+        tz = zone(self.timezone)
+        first = datetime.fromtimestamp(float(np.min(timestamps_s)), tz).date()
+        last = datetime.fromtimestamp(float(np.max(timestamps_s)), tz).date()
+        days = [first + timedelta(days=k) for k in range((last - first).days + 1)]
+        midnights = np.array([datetime.combine(d, time(0), tz).timestamp() for d in days], dtype=np.float64)
+        kinds = np.array([d.weekday() in self.weekdays for d in days], dtype=bool)
+        return kinds[np.searchsorted(midnights, timestamps_s, side="right") - 1]
 
 
 def local_time(timestamp_s: float, timezone: str) -> datetime:

@@ -25,6 +25,7 @@ from forecasting.backtest import (
     score_run,
     window_mae,
 )
+from forecasting.calendar import WorkWeek
 from forecasting.choice import ModelChoice, plan_signature
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
@@ -61,6 +62,9 @@ class ForecastSettings(BaseModel):
     fallback_spread_inflation: float = Field(
         default=2.0, ge=1.0, description="widening of the un-backtested intervals of the short-history models"
     )
+    work_week: WorkWeek | None = Field(
+        default=None, description="the plan's business days: a Monday can copy Friday (seasonal_naive_workday)"
+    )
 
 
 def _regular(
@@ -73,18 +77,22 @@ def _regular(
     return done.series, done.report, done.filled
 
 
+_DAY_COPIES = frozenset({"seasonal_naive_daily", "seasonal_naive_workday"})
+
+
 def _fallback_calibration(
     history: RegularSeries, model: ForecastModel, floor: float, inflation: float
 ) -> IntervalCalibration:
     """Intervals for models that could not be backtested.
 
     Daily seasonal naive with a day of differences: relative errors y(t) vs y(t - 1 day), which are
-    exactly its one-day-ahead errors in the past. Otherwise (mean/drift): the spread of the history around
-    its mean, inflated by `inflation`, since the daily cycle has not even been seen.
+    exactly its one-day-ahead errors in the past; the same for the working-day naive, which on a history
+    this short (under a day and a backtest window) copies the day before too. Otherwise (mean/drift): the
+    spread of the history around its mean, inflated by `inflation`, since the daily cycle has not been seen.
     """
     values = history.values
     period = steps_per_day(history.step_seconds)
-    if model.label == "seasonal_naive_daily" and values.size - period >= 12:
+    if model.label in _DAY_COPIES and values.size - period >= 12:
         reference = values[:-period]
         relative = (values[period:] - reference) / (np.maximum(reference, 0.0) + floor)
         return IntervalCalibration.from_relative_errors(
@@ -337,6 +345,7 @@ def forecast(
         model_labels=settings.models,
         every_steps=max(1, round(settings.calibration_spacing_seconds / step)),
         every_count=settings.calibration_origins,
+        work_week=settings.work_week,
     )
     signature = plan_signature(plan, step)
     spacing = settings.calibration_spacing_seconds
@@ -361,7 +370,8 @@ def forecast(
     elif selection.peak is not None:
         reference = point if selection.peak.reference == selection.model.label else None
         if reference is None:
-            path = _fit_final(make_model(selection.peak.reference), history).forecast(horizon_steps)
+            reference_model = make_model(selection.peak.reference, settings.work_week)
+            path = _fit_final(reference_model, history).forecast(horizon_steps)
             reference = _anchored_path(path, selection.anchor(selection.peak.reference, step), level)
         upper_80, upper_95 = selection.peak.upper(float(np.max(reference.mean[:peak_window])))
         peak = replace(peak, upper=max(upper_80, peak.value), upper_95=max(upper_95, peak.value))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from forecasting.backtest import ModelScore
+from forecasting.calendar import WorkWeek
 from forecasting.models import ForecastModel, make_model
 from forecasting.series import SECONDS_PER_DAY, FloatArray
 
@@ -45,6 +46,7 @@ __all__ = [
 # Fewest fitted quantities first: copies, medians, smoothing weights, a decomposition, two models at once.
 SIMPLEST_FIRST = (
     "seasonal_naive_weekly",
+    "seasonal_naive_workday",
     "seasonal_naive_daily",
     "profile_level",
     "holt_winters",
@@ -71,10 +73,11 @@ def _days(steps: int, step_seconds: float) -> str:
     return f"{steps * step_seconds / SECONDS_PER_DAY:.1f} days"
 
 
-def _default_labels(weekly: bool) -> tuple[str, ...]:
+def _default_labels(weekly: bool, work_week: WorkWeek | None) -> tuple[str, ...]:
+    naive = ("seasonal_naive_daily", "seasonal_naive_workday") if work_week else ("seasonal_naive_daily",)
     if weekly:
-        return ("seasonal_naive_daily", "seasonal_naive_weekly", "holt_winters", "mstl", "profile_level", "combined")
-    return ("seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level", "combined")
+        return (*naive, "seasonal_naive_weekly", "holt_winters", "mstl", "profile_level", "combined")
+    return (*naive, "holt_winters", "mstl_daily", "profile_level", "combined")
 
 
 def plan_selection(
@@ -87,10 +90,13 @@ def plan_selection(
     model_labels: Sequence[str] | None = None,
     every_steps: int = 0,
     every_count: int = 0,
+    work_week: WorkWeek | None = None,
 ) -> SelectionPlan:
     """Decide candidates, baseline and origins (indices into the history) from the history length.
 
     Origins: `max_origins` from `backtest_origins`, plus up to `every_count` windows `every_steps` apart.
+    With a `work_week` (the plan's business days) the working-day naive is a candidate too, and the model
+    of record when there is no room for a backtest yet.
     """
     history = _days(n_steps, step_seconds)
     cap = max(1, round(max_backtest_days * SECONDS_PER_DAY / step_seconds))
@@ -101,12 +107,15 @@ def plan_selection(
         why = f"{history} of history: mean/drift (no full daily cycle yet), wide intervals"
         return SelectionPlan((), make_model("mean_drift"), (), window, (), why)
     if n_steps - window < day_steps:
-        why = f"{history} of history: daily seasonal naive (needs 1 day; fitted models need 2 days + a backtest)"
-        return SelectionPlan((), daily, (), window, (), why)
+        naive, kind = (
+            (make_model("seasonal_naive_workday", work_week), "working-day") if work_week else (daily, "daily")
+        )
+        why = f"{history} of history: {kind} seasonal naive (needs 1 day; fitted models need 2 days + a backtest)"
+        return SelectionPlan((), naive, (), window, (), why)
     weekly_ok = n_steps - 2 * window >= weekly.min_history_steps(step_seconds)
     baseline = weekly if weekly_ok else daily
-    labels = tuple(model_labels) if model_labels else _default_labels(weekly_ok)
-    models = [make_model(label) for label in labels if label != baseline.label]
+    labels = tuple(model_labels) if model_labels else _default_labels(weekly_ok, work_week)
+    models = [make_model(label, work_week) for label in labels if label != baseline.label]
     room = n_steps - window
     candidates = tuple(m for m in models if m.min_history_steps(step_seconds) <= room)
     skipped = tuple(

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from forecasting import ForecastInputError, ForecastResult, ForecastSettings, ModelChoice, Series, forecast
+from forecasting import ForecastInputError, ForecastResult, ForecastSettings, ModelChoice, Series, WorkWeek, forecast
 from monitor.advice import DemandOutlook
 from monitor.observe.observer import DemandHistory
+from monitor.plan.model import Plan
 
-__all__ = ["TierForecast", "forecast_tier", "history_series", "known_points", "tier_forecast"]
+__all__ = ["TierForecast", "forecast_tier", "history_series", "known_points", "tier_forecast", "work_week"]
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,22 @@ def known_points(series: Series) -> int:
     return int(np.count_nonzero(np.isfinite(series.values)))
 
 
+def work_week(plan: Plan) -> WorkWeek:
+    """The plan's business days in its timezone, as the forecaster's working week."""
+    hours = plan.workload.business_hours
+    return WorkWeek(hours.timezone, frozenset(day.day_index for day in hours.weekdays))
+
+
 def forecast_tier(
-    history: DemandHistory, now: float, horizon_seconds: float, previous: TierForecast | None = None
+    history: DemandHistory,
+    now: float,
+    horizon_seconds: float,
+    previous: TierForecast | None = None,
+    week: WorkWeek | None = None,
 ) -> TierForecast:
     """Forecast a tier's demand from its history (gaps are the forecaster's to fill, never zeros); a refit
     hands in the tier's `previous` forecast, whose model choice it keeps while that is fresh
-    (`forecasting.choice`).
+    (`forecasting.choice`), and the plan's working `week` (`work_week`), so that a Monday can look like Friday.
 
     Advice plans on the 80% upper bound: a ramp that comes early is the one that breaks the SLO.
     """
@@ -62,7 +73,7 @@ def forecast_tier(
     known = known_points(series)
     if known < 2:
         raise ForecastInputError(f"{known} point(s) of demand history", source=f"tier {history.tier}")
-    settings = ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds)
+    settings = ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds, work_week=week)
     result = forecast(series, settings, previous.choice if previous is not None else None)
     return tier_forecast(history.tier, now, result, known)
 

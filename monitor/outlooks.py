@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from forecasting import ForecastError
 from monitor.advice import DemandOutlook
-from monitor.forecasts import TierForecast, forecast_tier
+from monitor.forecasts import TierForecast, forecast_tier, work_week
 from monitor.observe.observer import DemandHistory, Observer
 from monitor.plan.model import Plan
 
@@ -54,7 +54,7 @@ def fit_tier(
     forecast: `forecast_tier`). Raises ForecastError (history that cannot be forecast) and whatever the
     observer raises (PrometheusUnreachable)."""
     history = read_history(observer, plan, tier, now, windows)
-    return forecast_tier(history, now, windows.horizon_seconds, previous)
+    return forecast_tier(history, now, windows.horizon_seconds, previous, work_week(plan))
 
 
 def read_history(
@@ -72,7 +72,7 @@ def fit_outlooks(
     for tier in plan.tiers:
         history = fitted.histories[tier.name] = read_history(observer, plan, tier.name, now, windows)
         try:
-            fitted.forecasts[tier.name] = forecast_tier(history, now, windows.horizon_seconds)
+            fitted.forecasts[tier.name] = forecast_tier(history, now, windows.horizon_seconds, week=work_week(plan))
         except ForecastError as exc:
             fitted.errors[tier.name] = str(exc)
     return fitted

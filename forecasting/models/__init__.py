@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from forecasting.calendar import WorkWeek
 from forecasting.errors import ForecastInputError
 from forecasting.models.base import FittedModel, ForecastModel, PointForecast
 from forecasting.models.combination import Combination
 from forecasting.models.holt_winters import HoltWinters, HoltWintersSettings
 from forecasting.models.mstl import MSTLForecaster, MSTLSettings
-from forecasting.models.naive import MeanDrift, MeanDriftSettings, SeasonalNaive, SeasonalNaiveSettings
+from forecasting.models.naive import MeanDrift, MeanDriftSettings, SeasonalNaive, SeasonalNaiveSettings, WorkdayNaive
 from forecasting.models.profile import ProfileLevel, ProfileLevelSettings
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "ProfileLevelSettings",
     "SeasonalNaive",
     "SeasonalNaiveSettings",
+    "WorkdayNaive",
     "make_model",
 ]
 
@@ -44,10 +46,15 @@ MODEL_FACTORIES: dict[str, Callable[[], ForecastModel]] = {
 }
 
 
-def make_model(label: str) -> ForecastModel:
-    """A model with default settings by its label, e.g. 'mstl' or 'seasonal_naive_weekly'."""
+def make_model(label: str, work_week: WorkWeek | None = None) -> ForecastModel:
+    """A model with default settings by its label, e.g. 'mstl' or 'seasonal_naive_weekly';
+    'seasonal_naive_workday' needs the `work_week` it repeats days by."""
+    if label == WorkdayNaive.name:
+        if work_week is None:
+            raise ForecastInputError(f"{label} needs the working week (a plan's business days and timezone)")
+        return WorkdayNaive(work_week)
     try:
         return MODEL_FACTORIES[label]()
     except KeyError:
-        known = ", ".join(sorted(MODEL_FACTORIES))
+        known = ", ".join(sorted([*MODEL_FACTORIES, WorkdayNaive.name]))
         raise ForecastInputError(f"unknown model {label!r} (known: {known})") from None

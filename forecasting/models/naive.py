@@ -1,8 +1,9 @@
-"""Baselines: seasonal naive (daily, weekly) and, for under a day of history, a mean/drift model.
+"""Baselines: seasonal naive (daily, weekly, working-day) and, for under a day of history, a mean/drift model.
 
 Seasonal naive repeats the last season: y(T + h) = y(T + h - m x ceil(h / m)), m the period in steps.
 It is the yardstick of the backtest (MASE divides by its error) and the model of record when history is
-too short for anything fitted.
+too short for anything fitted. The working-day naive repeats the last day of the same kind (a Monday
+copies Friday), given the plan's working week.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from forecasting.calendar import WorkWeek
 from forecasting.errors import ForecastInputError
 from forecasting.models.base import PointForecast
 from forecasting.series import SECONDS_PER_DAY, FloatArray, RegularSeries, steps_per_day, steps_per_week
 
-__all__ = ["MeanDrift", "MeanDriftSettings", "SeasonalNaive", "SeasonalNaiveSettings"]
+__all__ = ["MeanDrift", "MeanDriftSettings", "SeasonalNaive", "SeasonalNaiveSettings", "WorkdayNaive"]
 
 
 class SeasonalNaiveSettings(BaseModel):
@@ -84,6 +86,63 @@ class SeasonalNaive:
                 f"{self.label} needs one {self.settings.season} season ({period} steps), history has {len(series)}"
             )
         return _FittedSeasonalNaive(self.label, series.values[-period:].copy(), series)
+
+
+@dataclass(frozen=True, eq=False)
+class _FittedWorkdayNaive:
+    name: str
+    series: RegularSeries
+    work_week: WorkWeek
+    notes: tuple[str, ...] = ()
+
+    def forecast(self, horizon_steps: int) -> PointForecast:
+        values, period = self.series.values, steps_per_day(self.series.step_seconds)
+        n = values.size
+        ahead = np.arange(1, horizon_steps + 1)
+        # Lags in whole days, per step: the daily naive's (the last day that is history) and up to six more.
+        first = -(-ahead // period)
+        lags = first[:, None] + np.arange(7)[None, :]
+        source = n - 1 + ahead[:, None] - lags * period
+        timestamps = self.series.future_timestamps(horizon_steps)
+        working = self.work_week.working(np.concatenate((self.series.timestamps_s, timestamps)))
+        target = working[n:][:, None]
+        same = (source >= 0) & (working[np.maximum(source, 0)] == target)
+        # The nearest day of the same kind; none in the history (a first week without a weekend): the last day.
+        pick = np.where(same.any(axis=1), np.argmax(same, axis=1), 0)
+        chosen = source[np.arange(horizon_steps), pick]
+        return PointForecast(self.name, timestamps, values[chosen])
+
+
+class WorkdayNaive:
+    """Repeat the last day of the same kind: a working day copies the last working day (Monday: Friday), a
+    day off the last day off, at the same clock time; where the history has no day of that kind yet, the
+    last day (the daily naive).
+
+    It knows the week from the plan, not from the data, so it is right from the first week of history,
+    when no weekly season can be fitted yet (the weekly naive needs two weeks).
+    """
+
+    name: ClassVar[str] = "seasonal_naive_workday"
+
+    def __init__(self, work_week: WorkWeek) -> None:
+        self.work_week = work_week
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def seasons_days(self) -> tuple[float, ...]:
+        return (1.0, 7.0)
+
+    def min_history_steps(self, step_seconds: float) -> int:
+        return steps_per_day(step_seconds)
+
+    def fit(self, series: RegularSeries) -> _FittedWorkdayNaive:
+        period = steps_per_day(series.step_seconds)
+        if period == 0 or len(series) < period:
+            raise ForecastInputError(f"{self.name} needs one day ({period} steps), history has {len(series)}")
+        return _FittedWorkdayNaive(self.name, series, self.work_week)
 
 
 class MeanDriftSettings(BaseModel):

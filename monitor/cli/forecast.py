@@ -56,6 +56,10 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option(help="output file (required for png; '-' is stdout)")] = None,
         backtest: Annotated[bool, typer.Option("--backtest", help="also show the backtest of every model")] = False,
         unit: Annotated[str, typer.Option(help="unit label of the values")] = "req/s",
+        workdays: Annotated[
+            str | None,
+            typer.Option(help="CSV: the working days demand follows, in --timezone, e.g. mon-fri (live: the plan's)"),
+        ] = None,
     ) -> None:
         """Forecast demand with 80%/95% intervals, the next peak and when thresholds will be crossed.
 
@@ -67,5 +71,5 @@ def register(app: typer.Typer) -> None:
             plan_path=plan_path, prometheus=prometheus, tier=tier, history=history, at=at, header=header,
             bearer_token_file=bearer_token_file, insecure=insecure, csv_file=csv_file, time_column=time_column,
             value_column=value_column, horizon=horizon, step=step, threshold=threshold, timezone=timezone,
-            fmt=fmt.value, out=out, backtest=backtest, unit=unit,
+            fmt=fmt.value, out=out, backtest=backtest, unit=unit, workdays=workdays,
         )  # fmt: skip

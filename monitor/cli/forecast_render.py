@@ -21,6 +21,7 @@ from forecasting import (
     ForecastInputError,
     ForecastResult,
     Series,
+    WorkWeek,
     format_duration,
     is_business_hours,
     local_time,
@@ -49,6 +50,7 @@ class ForecastOptions:
     subject: str = ""  # what is forecast, for titles: "plan codebase-assistant, tier standard" or the CSV's name
     name: str = ""  # the JSON's `name`, as the API's: the tier, or the CSV file's name without its suffix
     replica_thresholds: bool = False  # the thresholds are the demand n = 1, 2, ... replicas serve (live mode)
+    work_week: WorkWeek | None = None  # the days demand follows as working days (live: the plan's business days)
 
 
 def forecast_to_json(result: ForecastResult, series: Series, options: ForecastOptions, *,

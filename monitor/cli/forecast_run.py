@@ -21,6 +21,7 @@ from forecasting import (
     ForecastResult,
     ForecastSettings,
     Series,
+    WorkWeek,
     format_duration,
     local_time,
 )
@@ -30,9 +31,11 @@ from monitor.cli.common import load_plan_or_exit, option_seconds
 from monitor.cli.forecast_live import live_demand, pick_tier, replica_thresholds
 from monitor.cli.forecast_render import ForecastOptions, render_forecast
 from monitor.cli.prom_options import make_source, parse_time
+from monitor.forecasts import work_week
+from monitor.plan.model import Weekday
 from monitor.source import HttpPrometheusSource, PrometheusUnreachable
 
-__all__ = ["load_csv_series", "run_command", "run_forecast"]
+__all__ = ["load_csv_series", "parse_workdays", "run_command", "run_forecast"]
 
 EXIT_BAD_INPUT = 2
 EXIT_MODEL_FAILED = 1
@@ -55,7 +58,10 @@ def load_csv_series(
 def run_forecast(series: Series, options: ForecastOptions) -> ForecastResult:
     """Pick, fit and forecast (forecasting.forecast) with the command-line options."""
     settings = ForecastSettings(
-        horizon_seconds=options.horizon_seconds, step_seconds=options.step_seconds, thresholds=options.thresholds
+        horizon_seconds=options.horizon_seconds,
+        step_seconds=options.step_seconds,
+        thresholds=options.thresholds,
+        work_week=options.work_week,
     )
     return run_model_selection(series, settings)
 
@@ -82,11 +88,13 @@ def run_command(
     *, plan_path: Path | None, prometheus: str | None, tier: str | None, history: str, at: str | None,
     header: list[str] | None, bearer_token_file: Path | None, insecure: bool, csv_file: Path | None,
     time_column: str | None, value_column: str | None, horizon: str, step: str | None, threshold: list[float] | None,
-    timezone: str | None, fmt: str, out: Path | None, backtest: bool, unit: str,
+    timezone: str | None, fmt: str, out: Path | None, backtest: bool, unit: str, workdays: str | None = None,
 ) -> None:  # fmt: skip
     """The command's body: read, forecast, render; every failure an exit status with one line."""
     if (csv_file is None) == (plan_path is None or prometheus is None):
         raise _fail("give either --csv FILE, or PLAN with --prometheus URL (live mode)", EXIT_BAD_INPUT)
+    if workdays is not None and csv_file is None:
+        raise _fail("--workdays is for --csv; live mode takes the plan's business days", EXIT_BAD_INPUT)
     # Every duration is checked before Prometheus is asked anything: a bad one exits 2 naming its option.
     windows = _Windows(option_seconds("--horizon", horizon), option_seconds("--step", step) if step else None,
                        option_seconds("--history", history))  # fmt: skip
@@ -98,6 +106,8 @@ def run_command(
             assert csv_file is not None
             options = replace(_options(windows.horizon, windows.step, threshold or [], timezone or "UTC", unit),
                               subject=csv_file.name, name=csv_file.stem)  # fmt: skip
+            if workdays is not None:
+                options = replace(options, work_week=WorkWeek(options.timezone, parse_workdays(workdays)))
             series = load_csv_series(
                 csv_file, time_column=time_column, value_column=value_column, timezone=options.timezone
             )
@@ -143,4 +153,17 @@ def _live(
     tz = timezone or plan.workload.business_hours.timezone
     options = _options(windows.horizon, step_seconds, thresholds, tz, unit)
     return demand.series, replace(options, subject=f"plan {plan.name}, tier {tier.name}", name=tier.name,
-                                  replica_thresholds=not threshold)  # fmt: skip
+                                  replica_thresholds=not threshold, work_week=work_week(plan))  # fmt: skip
+
+
+def parse_workdays(text: str) -> frozenset[int]:
+    """`--workdays`: day names as a plan writes them (mon,tue,...), or a range (mon-fri)."""
+    names = [day.value for day in Weekday]
+    days: set[int] = set()
+    for part in (p.strip().lower() for p in text.split(",")):
+        first, _, last = part.partition("-")
+        if first not in names or (last and last not in names):
+            raise ForecastInputError(f"--workdays {text!r}: {part!r} is not a day or a range of days (e.g. mon-fri)")
+        start, stop = names.index(first), names.index(last or first)
+        days.update(range(start, stop + 1) if start <= stop else [*range(start, 7), *range(stop + 1)])
+    return frozenset(days)

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from forecasting import ForecastError
+from forecasting import ForecastError, WorkWeek
 from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
-from monitor.forecasts import TierForecast, forecast_tier
+from monitor.forecasts import TierForecast, forecast_tier, work_week
 from monitor.observe.observer import DemandHistory
 from monitor.outlooks import read_history
 from monitor.plan.model import Plan
@@ -91,7 +91,8 @@ class Planwatch:
         windows = self.settings.forecast_windows
         self._refit_at = now
         histories = [read_history(self.observer, self.plan, t.name, now, windows) for t in self.plan.tiers]
-        jobs = [(h, now, windows.horizon_seconds, self.forecasts.get(h.tier)) for h in histories]
+        week = work_week(self.plan)
+        jobs = [(h, now, windows.horizon_seconds, self.forecasts.get(h.tier), week) for h in histories]
         if self.refit_workers > 1:
             fitted = list(self._executor().map(_forecast, jobs))
         else:
@@ -122,13 +123,13 @@ class Planwatch:
             self._pool = None
 
 
-def _forecast(job: tuple[DemandHistory, float, float, TierForecast | None]) -> TierForecast | None:
+def _forecast(job: tuple[DemandHistory, float, float, TierForecast | None, WorkWeek]) -> TierForecast | None:
     """One tier's forecast (keeping its previous forecast's model choice while fresh, as `serve` does), None
     where its history cannot be forecast (`fit_tier`'s ForecastError, returned rather than raised: the
     forecaster's errors do not all survive pickling)."""
-    history, now, horizon, previous = job
+    history, now, horizon, previous, week = job
     try:
-        return forecast_tier(history, now, horizon, previous)
+        return forecast_tier(history, now, horizon, previous, week)
     except ForecastError:
         return None
 

@@ -94,6 +94,12 @@ def _bad_csv(lines_before: int, bad_line: str, header: str = "timestamp,value") 
         pytest.param(
             _bad_csv(300, "1700090300,5"), ["--timezone", "Paris"], "unknown timezone 'Paris'", id="a bad timezone"
         ),
+        pytest.param(
+            _bad_csv(300, "1700090300,5"),
+            ["--workdays", "mon-funday"],
+            "--workdays 'mon-funday': 'mon-funday' is not a day or a range of days (e.g. mon-fri)",
+            id="a working week that is not days, named by its option",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_status_2(
@@ -206,3 +212,32 @@ def test_json_stays_strict_when_a_metric_is_infinite(tmp_path: Path) -> None:
     document = json.loads(result.stdout, parse_constant=refuse)
     assert {mean for mean in document["mean"]} == {5.0, 7.0}
     assert any(entry["mase"] is None for entry in document["backtest"])
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        pytest.param("mon-fri", {0, 1, 2, 3, 4}, id="a range of days"),
+        pytest.param("Sun,mon, tue", {6, 0, 1}, id="a list of days, any case and spacing"),
+        pytest.param("fri-mon", {4, 5, 6, 0}, id="a range that wraps the weekend"),
+    ],
+)
+def test_workdays_are_read_as_a_plan_writes_its_business_days(text: str, days: set[int]) -> None:
+    from monitor.cli.forecast_run import parse_workdays
+
+    assert parse_workdays(text) == days
+
+
+def test_a_csv_forecast_with_the_working_week_copies_friday_into_monday(tmp_path: Path) -> None:
+    series = traffic(7.25, seed=8)  # Monday to the next Monday 06:00, Europe/Paris
+    path = tmp_path / "demand.csv"
+    rows = [f"{t:.0f},{v:.3f}" for t, v in zip(series.timestamps_s, series.values, strict=True)]
+    path.write_text("timestamp,value\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    week = ["--workdays", "mon-fri", "--timezone", "Europe/Paris"]
+    known = runner.invoke(_app(), ["forecast", "--csv", str(path), "--format", "json", *week])
+    plain = runner.invoke(_app(), ["forecast", "--csv", str(path), "--format", "json"])
+    assert known.exit_code == 0 and plain.exit_code == 0, known.output + plain.output
+    assert json.loads(known.stdout)["model"] == "seasonal_naive_workday"
+    assert json.loads(plain.stdout)["model"] != "seasonal_naive_workday"
+    # Monday 09:00-10:00: Friday's morning, not Sunday's
+    assert np.mean(json.loads(known.stdout)["mean"][36:48]) > 2 * np.mean(json.loads(plain.stdout)["mean"][36:48])

@@ -168,7 +168,8 @@ def test_the_cli_json_and_the_api_say_the_same_forecast_in_the_same_shape(
     services: Services, observer: FakeObserver, clock: Clock, tmp_path: Path
 ) -> None:
     """One history, with a gap: the API's /v1/forecast entry and `planwatch forecast --format json` on the same
-    points as a CSV (the gap's rows left out) are the same document, but for the CLI's ramp."""
+    points as a CSV (the gap's rows left out, the plan's working week given) are the same document, but for
+    the CLI's ramp."""
     history = _history(14, gap=slice(3000, 3040))
     observer.history = {"copilot": history}
     clock.now = history.timestamps[-1]
@@ -177,7 +178,8 @@ def test_the_cli_json_and_the_api_say_the_same_forecast_in_the_same_shape(
     csv = tmp_path / "copilot.csv"
     rows = [f"{t!r},{v!r}" for t, v in zip(history.timestamps, history.values, strict=True) if v is not None]
     csv.write_text("timestamp,value\n" + "\n".join(rows) + "\n")
-    result = CliRunner().invoke(build_app(), ["forecast", "--csv", str(csv), "--format", "json", "--step", "5m"])
+    week = ["--workdays", "mon-fri", "--timezone", "America/New_York"]  # support-copilot.yaml's business days
+    result = CliRunner().invoke(build_app(), ["forecast", "--csv", str(csv), "--format", "json", "--step", "5m", *week])
     assert result.exit_code == 0, result.output
     cli = json.loads(result.stdout)
     assert set(cli) - set(api_tier) == {"ramp"}
