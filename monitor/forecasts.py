@@ -87,6 +87,7 @@ def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) ->
         mean=tuple(p.mean for p in rows),
         upper=tuple(p.upper for p in rows),
         model=result.model,
+        daily_cycle=result.history.duration_days >= 1.0,
     )
     backtest = result.backtest
     return TierForecast(

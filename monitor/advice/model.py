@@ -19,6 +19,9 @@ class DemandOutlook:
     mean: tuple[float, ...]
     upper: tuple[float, ...]
     model: str = ""
+    # Fitted on at least a day of history. A forecast on less (a new tier, a replay's first day) has not seen a
+    # morning, so it cannot schedule one: the advice then holds the plan's own peak in business hours.
+    daily_cycle: bool = True
 
     def __post_init__(self) -> None:
         if not len(self.timestamps) == len(self.mean) == len(self.upper):

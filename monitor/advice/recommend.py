@@ -51,6 +51,7 @@ class _Assessment:
     needed_now: int
     needed_at_peak: int | None
     floor: int
+    floor_from_plan: bool  # the floor is the plan's peak: the forecast has not seen a day yet
     reactive: bool
     schedule: tuple[ScaleStep, ...]
     target: int
@@ -100,6 +101,8 @@ def _assess(
     due = max((s.replicas for s in steps if s.by <= now), default=0)
     held = _held_for_ramp(tables, points, now, cold + settings.safety_margin_seconds)
     floor = _floor(plan, tier, table, points, now, cold, settings)
+    before_a_day = _plan_before_a_day(plan, tier, table, outlook, now, cold, settings)
+    floor = max(floor, before_a_day)
     reactive = _reactive(obs, demand, slo_now, settings)
     return _Assessment(
         demand=demand,
@@ -110,6 +113,7 @@ def _assess(
         needed_now=needed_now,
         needed_at_peak=_needed_at_peak(tables, points),
         floor=floor,
+        floor_from_plan=before_a_day > 0 and before_a_day == floor,
         reactive=reactive,
         schedule=tuple(s for s in steps if s.by > now),
         target=max(needed_now, due, held, floor, current + 1 if reactive else 0),
@@ -256,6 +260,32 @@ def _floor(
     return max(floor, need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour))
 
 
+def _plan_before_a_day(
+    plan: Plan,
+    tier: Tier,
+    table: CapacityTable,
+    outlook: DemandOutlook | None,
+    now: float,
+    cold: float,
+    settings: AdviceSettings,
+) -> int:
+    """The plan's peak as the floor while the forecast has seen under a day (0 otherwise, or outside business
+    hours and a cold start plus the margin before them): N + spare for the tier's planned peak demand.
+
+    Why: a forecast on hours of history (a mean and drift) has not seen a morning, so it can neither schedule
+    the ramp a cold start ahead nor hold replicas for it; demand it cannot see comes only reactively, a cold
+    start late. The plan is the hypothesis production has not yet had the time to confirm: until it has,
+    business hours get what the plan sized them for. No outlook at all (`check --no-forecast`) stays reactive."""
+    if outlook is None or outlook.daily_cycle:
+        return 0
+    hours = plan.workload.business_hours
+    lead = cold + settings.safety_margin_seconds
+    if not (in_business_hours(now, hours) or in_business_hours(now + lead, hours)):
+        return 0
+    need = table.replicas_for_minutes(table.model.workload.peak_rps)
+    return need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour) if need else 0
+
+
 def spare_replicas(
     plan: Plan, tier: Tier, replicas: int, replacement_seconds: float, failures_per_gpu_hour: float
 ) -> int:
@@ -363,7 +393,8 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
         f"needed at the forecast peak = {peak} (its upper bound sized for the SLO where the SLO counts; "
         "outside business hours, when it counts in business hours only, its mean sized for throughput)",
         f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
-        "replicas.spare)",
+        "replicas.spare)"
+        + ("; the forecast has seen under a day, so the plan's peak stands in for it" if a.floor_from_plan else ""),
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 from monitor.advice import Action, AdviceSettings, AdviceState, DemandOutlook, advise_fleet, advise_tier
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
+from monitor.sizing.workload import tier_workload
 from tests.builders import baseline_observation, copilot_plan
 
 H = 3600.0
@@ -203,3 +204,38 @@ def test_the_fleet_gpu_budget_caps_recommendations_with_a_warning() -> None:
     fleet = advise_fleet(tight, {"copilot": _obs(60.0, ready=2)}, {}, {}, NOW)
     assert fleet.gpus_recommended <= 8
     assert fleet.warnings and "budget is 8" in fleet.warnings[0]
+
+
+def _flat(rps: float, now: float, daily_cycle: bool) -> DemandOutlook:
+    ts = tuple(now + i * 300 for i in range(12 * 4))
+    return DemandOutlook(ts, (rps,) * len(ts), (rps,) * len(ts), model="test", daily_cycle=daily_cycle)
+
+
+@pytest.mark.parametrize(
+    ("hours_from_now", "daily_cycle", "plan_floor"),
+    [
+        pytest.param(0.0, False, True, id="in business hours a forecast on under a day holds the plan's peak"),
+        pytest.param(-65 / 60, False, True, id="so does one a cold start and the margin before business hours"),
+        pytest.param(-7.0, False, False, id="at night, hours before business, it does not"),
+        pytest.param(0.0, True, False, id="a forecast that has seen a day is left to schedule the morning"),
+    ],
+)
+def test_until_the_forecast_has_seen_a_day_the_plan_sizes_business_hours(
+    hours_from_now: float, daily_cycle: bool, plan_floor: bool
+) -> None:
+    plan = copilot_plan()
+    now = NOW + hours_from_now * H  # NOW is 09:00, business hours from 08:00; cold start 10 min + 5 min margin
+    peak = tier_workload(plan, plan.tiers[0]).peak_rps
+    rec = _advise(plan, _obs(2.0, ready=1), _flat(2.0, now, daily_cycle), now=now)
+    # the floor a forecast that had seen the plan's peak coming would give, through the same capacity table
+    seen = _advise(plan, _obs(2.0, ready=1), _flat(peak, NOW, True), now=NOW)
+    assert seen.floor > plan.tiers[0].replicas.min
+    assert rec.floor == (seen.floor if plan_floor else plan.tiers[0].replicas.min)
+    assert rec.recommended >= rec.floor
+    assert ("the plan's peak stands in" in rec.explanation[-1]) is plan_floor
+
+
+def test_without_any_forecast_the_advice_stays_reactive_as_check_no_forecast_says() -> None:
+    plan = copilot_plan()
+    rec = _advise(plan, _obs(2.0, ready=1), None)
+    assert rec.floor == plan.tiers[0].replicas.min and rec.recommended == 1
