@@ -112,14 +112,19 @@ class Anchor:
         known = np.isfinite(levels)[:, None]
         seen = np.isfinite(actual2d)
         best, best_mae = cls.none(step_seconds), _mae(actual2d, forecast2d, seen)
+        if not np.any(seen):
+            return best
+        # The observed steps only, flattened: every weight of a (shift, half-life) pair is scored in one array.
+        observed, weights = actual2d[seen], np.asarray(_WEIGHTS[1:])[:, None]
         for shift in (False, True):
+            gap = np.broadcast_to(level - (forecast2d[:, :1] if shift else forecast2d), forecast2d.shape)[seen]
             for half_life in _HALF_LIVES_S:
                 shape = cls(1.0, half_life, step_seconds).weights(forecast2d.shape[1])[None, :]
-                for weight in _WEIGHTS[1:]:
-                    w = np.where(known, weight * shape, 0.0)
-                    mae = _mae(actual2d, _blend(forecast2d, level, w, shift), seen)
+                w = np.broadcast_to(np.where(known, shape, 0.0), forecast2d.shape)[seen]
+                maes = np.abs(observed - (forecast2d[seen] + weights * (w * gap))).mean(axis=1)
+                for weight, mae in zip(_WEIGHTS[1:], maes, strict=True):
                     if mae < best_mae:
-                        best, best_mae = cls(float(weight), half_life, step_seconds, shift), mae
+                        best, best_mae = cls(float(weight), half_life, step_seconds, shift), float(mae)
         return best
 
 
