@@ -65,9 +65,7 @@ def replay(
     ] = None,
     workers: Annotated[
         int,
-        typer.Option(
-            "--workers", help="Processes to run the policies and planwatch's forecast refits in (0: one per core)."
-        ),
+        typer.Option("--workers", help="Processes to run the policies in (0: one per core, at most one per policy)."),
     ] = 0,
 ) -> None:
     """Replay a trace through the fleet physics under each policy, side by side with the hindsight oracle."""
@@ -82,7 +80,7 @@ def replay(
     demand = _demand(plan, trace, config, _start(plan, start), days, scale_to_peak, not plan_lengths)
     if workers < 0:
         fail(f"--workers must be 0 or more, got {workers}")
-    result = _run(plan, demand, config, workers or min(2, os.cpu_count() or 1), show=fmt == "table")
+    result = _run(plan, demand, config, workers or min(len(config.policies), os.cpu_count() or 1), show=fmt == "table")
     summaries = summarise(result)
     _emit(result, summaries, fmt, out)
 

@@ -13,15 +13,13 @@ data unknown) holds what runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from forecasting import ForecastError, WorkWeek
+from forecasting import ForecastError
 from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
-from monitor.forecasts import TierForecast, forecast_tier, work_week
-from monitor.observe.observer import DemandHistory
-from monitor.outlooks import read_history
+from monitor.forecasts import TierForecast
+from monitor.outlooks import fit_tier
 from monitor.plan.model import Plan
 from monitor.replay.fleet import TierFleet
 from monitor.replay.observe import ReplayObserver
@@ -43,10 +41,8 @@ class Planwatch:
     triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
     advice_states: dict[str, object] = field(default_factory=dict)
     sizing: PlanSizing | None = None
-    refit_workers: int = 1  # processes the tiers' refits run in (the replay's spare cores); 1: in this one
     _minute: int = 0
     _refit_at: float | None = None
-    _pool: Executor | None = None
 
     def attach(self, fleets: Mapping[str, TierFleet]) -> None:
         self.observer = ReplayObserver(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
@@ -85,57 +81,21 @@ class Planwatch:
         return {name: f.outlook for name, f in self.forecasts.items()}
 
     def _refit(self, now: float) -> None:
-        """`fit_tier` per tier (its history read here, at the replay's clock), the forecasts in `refit_workers`
-        processes: they are most of a long replay's work, pure, and independent between tiers."""
+        """`fit_tier` per tier, its history read at the replay's clock, in this process.
+
+        Why not in worker processes: a refit mostly refits the model its tier's backtest chose (kept for 6 h,
+        `forecasting.choice`), a few milliseconds, and shipping four weeks of history and the forecast with
+        its choice to a worker and back cost more than the fit (ServeGen 14 days: planwatch 117 s in its own
+        process, 126 s with its refits in two more, on 2 cores)."""
         assert self.observer is not None
         windows = self.settings.forecast_windows
         self._refit_at = now
-        histories = [read_history(self.observer, self.plan, t.name, now, windows) for t in self.plan.tiers]
-        week = work_week(self.plan)
-        jobs = [(h, now, windows.horizon_seconds, self.forecasts.get(h.tier), week) for h in histories]
-        if self.refit_workers > 1:
-            fitted = list(self._executor().map(_forecast, jobs))
-        else:
-            fitted = [_forecast(job) for job in jobs]
         fits: dict[str, TierForecast] = {}
-        for tier, fit in zip(self.plan.tiers, fitted, strict=True):
-            if fit is not None:
-                fits[tier.name] = fit
-                continue
+        for tier in self.plan.tiers:
             previous = self.forecasts.get(tier.name)
-            if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:
-                fits[tier.name] = previous
+            try:
+                fits[tier.name] = fit_tier(self.observer, self.plan, tier.name, now, windows, previous)
+            except ForecastError:
+                if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:
+                    fits[tier.name] = previous
         self.forecasts = fits
-
-    def _executor(self) -> Executor:
-        if self._pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            context = multiprocessing.get_context("fork")  # the forecaster is imported already
-            self._pool = ProcessPoolExecutor(self.refit_workers, mp_context=context, initializer=_one_blas_thread)
-        return self._pool
-
-    def close(self) -> None:
-        """Stop the refit processes (the replay calls it when the policy has run)."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-
-def _forecast(job: tuple[DemandHistory, float, float, TierForecast | None, WorkWeek]) -> TierForecast | None:
-    """One tier's forecast (keeping its previous forecast's model choice while fresh, as `serve` does), None
-    where its history cannot be forecast (`fit_tier`'s ForecastError, returned rather than raised: the
-    forecaster's errors do not all survive pickling)."""
-    history, now, horizon, previous, week = job
-    try:
-        return forecast_tier(history, now, horizon, previous, week)
-    except ForecastError:
-        return None
-
-
-def _one_blas_thread() -> None:
-    """A refit process fits as the replay's own process does: on one BLAS thread (monitor.replay.run)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")

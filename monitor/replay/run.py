@@ -91,7 +91,7 @@ def run_replay(
     workers: int = 1,
 ) -> Replay:
     """Every policy of `config` over `demand`; `progress(policy, share done)` is called as it runs. With
-    `workers` > 1 the policies run in that many processes, and planwatch's forecast refits in as many of its own."""
+    `workers` > 1 the policies run in that many processes."""
     effects = effects_at(config.scenarios, demand.start)
     plan_json = plan.model_dump_json(by_alias=True)
     curves: dict[str, TierCurve | None] = {}
@@ -109,24 +109,24 @@ def run_replay(
         replay.runs.extend(_in_parallel(replay, workers, progress))
         return replay
     for name in config.policies:
-        replay.runs.append(_run_policy(replay, _policy(replay, name, workers), progress))
+        replay.runs.append(_run_policy(replay, _policy(replay, name), progress))
     return replay
 
 
-def _one(replay: Replay, name: str, workers: int) -> PolicyRun:
-    return _run_policy(replay, _policy(replay, name, workers), None)
+def _one(replay: Replay, name: str) -> PolicyRun:
+    return _run_policy(replay, _policy(replay, name), None)
 
 
 def _in_parallel(replay: Replay, workers: int, progress: Callable[[str, float], None] | None) -> list[PolicyRun]:
     """Policies are independent: each runs in a worker process (forked, so the curves are not measured
-    again); planwatch, the slowest, starts first, its refits in `workers` processes of their own (the others
-    finish long before it). Progress is reported as each policy finishes."""
+    again); planwatch, the slowest, starts first (the others finish long before it). Progress is reported as
+    each policy finishes."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     names = sorted(replay.config.policies, key=lambda n: n != "planwatch")
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {n: pool.submit(_one, replay, n, workers) for n in names}
+        futures = {n: pool.submit(_one, replay, n) for n in names}
         runs = {}
         for n in names:
             runs[n] = futures[n].result()
@@ -135,7 +135,7 @@ def _in_parallel(replay: Replay, workers: int, progress: Callable[[str, float], 
     return [runs[n] for n in replay.config.policies]
 
 
-def _policy(replay: Replay, name: str, workers: int = 1) -> Policy:
+def _policy(replay: Replay, name: str) -> Policy:
     plan = replay.plan
     if name == "static":
         return Static(plan)
@@ -145,7 +145,7 @@ def _policy(replay: Replay, name: str, workers: int = 1) -> Policy:
         return Predictive(plan)
     if name == "planwatch":
         settings = replay.config.settings or Settings()
-        return Planwatch(plan, replay.demand.start, settings=settings, refit_workers=workers)
+        return Planwatch(plan, replay.demand.start, settings=settings)
     minutes = {t.name: _fleet(replay, t.name, 0).cold_minutes for t in plan.tiers}
     return Oracle(replay.required, minutes)
 
@@ -161,12 +161,8 @@ def _run_policy(replay: Replay, policy: Policy, progress: Callable[[str, float],
     # BLAS threads only add synchronisation (a 2-day replay spent 44 of 120 s in statsmodels' state
     # initialisation with 2 OpenBLAS threads on 2 shared cores; a fit took 0.25 s, 0.025 s on one thread, same
     # parameters). The replay's parallelism is its worker processes.
-    try:
-        with threadpool_limits(limits=1, user_api="blas"):
-            return _run_policy_minutes(replay, policy, progress)
-    finally:
-        if isinstance(policy, Planwatch):
-            policy.close()
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run_policy_minutes(replay, policy, progress)
 
 
 def _run_policy_minutes(replay: Replay, policy: Policy, progress: Callable[[str, float], None] | None) -> PolicyRun:

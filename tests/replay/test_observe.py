@@ -57,10 +57,10 @@ def test_demand_history_is_known_from_the_first_whole_step_to_the_replays_clock_
     assert known == {t: 2.0 for t in np.arange(300.0, 1801.0, 300.0).tolist()}
 
 
-def test_planwatch_refitting_in_two_processes_decides_exactly_as_in_one() -> None:
+def test_planwatch_in_a_worker_process_decides_exactly_as_in_the_replays_own() -> None:
     plan = one_tier_plan(cold_start="10m")
     demand = profile_demand(plan, (), 3.0, np.random.default_rng(3))  # 3 days: backtested models, not naive ones
-    config = ReplayConfig(policies=("planwatch",))
+    config = ReplayConfig(policies=("planwatch", "static"))  # two policies: with 2 workers each in a process
     one, two = (run_replay(plan, demand, config, workers=w).run("planwatch").fleets["chat"].record for w in (1, 2))
     for name in ("served", "queue", "ready", "billed", "started", "stopped", "wait_s"):
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
