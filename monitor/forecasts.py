@@ -50,10 +50,12 @@ def known_points(series: Series) -> int:
     return int(np.count_nonzero(np.isfinite(series.values)))
 
 
-def work_week(plan: Plan) -> WorkWeek:
-    """The plan's business days in its timezone, as the forecaster's working week."""
+def work_week(plan: Plan) -> WorkWeek | None:
+    """The plan's business days in its timezone, as the forecaster's working week; None when the plan tells
+    no day from another (no business day, or all seven: the daily naive is then that model already)."""
     hours = plan.workload.business_hours
-    return WorkWeek(hours.timezone, frozenset(day.day_index for day in hours.weekdays))
+    days = frozenset(day.day_index for day in hours.weekdays)
+    return WorkWeek(hours.timezone, days) if 0 < len(days) < 7 else None
 
 
 def forecast_tier(

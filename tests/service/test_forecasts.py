@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from forecasting import ForecastInputError, synthetic_traffic
+from forecasting import ForecastInputError, WorkWeek, synthetic_traffic
 from monitor import shapes
 from monitor.cli.main import build_app
-from monitor.forecasts import forecast_tier, history_series, known_points
+from monitor.forecasts import forecast_tier, history_series, known_points, work_week
 from monitor.observe.observer import DemandHistory
+from monitor.plan.model import Weekday
 from monitor.service.app import Services
+from tests.builders import copilot_plan
 from tests.service.conftest import ApiClient
 from tests.service.fakes import Clock, FakeObserver
 
@@ -201,3 +203,22 @@ def test_a_history_becomes_a_series_with_its_gaps_explicit(values: tuple[float |
     assert list(series.timestamps_s) == [0.0, 300.0, 600.0]
     assert [None if math.isnan(v) else v for v in series.values] == list(values)
     assert known_points(series) == known
+
+
+@pytest.mark.parametrize(
+    ("weekdays", "expected"),
+    [
+        pytest.param(
+            (Weekday.MON, Weekday.TUE, Weekday.WED, Weekday.THU, Weekday.FRI),
+            WorkWeek("America/New_York", frozenset(range(5))),
+            id="the plan's business days in its timezone are the forecaster's working week",
+        ),
+        pytest.param(tuple(Weekday), None, id="a plan open every day tells no day from another"),
+        pytest.param((), None, id="nor does one with no business day"),
+    ],
+)
+def test_the_forecasts_working_week_is_the_plans(weekdays: tuple[Weekday, ...], expected: WorkWeek | None) -> None:
+    plan = copilot_plan()
+    hours = plan.workload.business_hours.model_copy(update={"weekdays": weekdays})
+    plan = plan.model_copy(update={"workload": plan.workload.model_copy(update={"business_hours": hours})})
+    assert work_week(plan) == expected
