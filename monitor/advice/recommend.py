@@ -269,18 +269,21 @@ def _plan_before_a_day(
     cold: float,
     settings: AdviceSettings,
 ) -> int:
-    """The plan's peak as the floor while the forecast has seen under a day (0 otherwise, or outside business
-    hours and a cold start plus the margin before them): N + spare for the tier's planned peak demand.
+    """The plan's peak as the floor while the forecast has seen under a day, from a cold start plus the margin
+    (the lead) before business hours open until a lead after: N + spare for the tier's planned peak demand
+    (0 otherwise).
 
     Why: a forecast on hours of history (a mean and drift) has not seen a morning, so it can neither schedule
-    the ramp a cold start ahead nor hold replicas for it; demand it cannot see comes only reactively, a cold
-    start late. The plan is the hypothesis production has not yet had the time to confirm: until it has,
-    business hours get what the plan sized them for. No outlook at all (`check --no-forecast`) stays reactive."""
+    the ramp a lead ahead nor hold replicas for it, and what the opening's demand asks for reactively is ready
+    a lead late. The plan is the hypothesis production has not yet had the time to confirm, so it covers that
+    gap; after it, replicas the observed demand does not need leave after the cooldown like any others (held
+    all day, the plan's peak cost a day of GPU-hours wherever the plan overestimated demand: 14% more on the
+    ServeGen replay with the trace's own lengths). No outlook at all (`check --no-forecast`) stays reactive."""
     if outlook is None or outlook.daily_cycle:
         return 0
     hours = plan.workload.business_hours
     lead = cold + settings.safety_margin_seconds
-    if not (in_business_hours(now, hours) or in_business_hours(now + lead, hours)):
+    if not in_business_hours(now + lead, hours) or in_business_hours(now - lead, hours):
         return 0
     need = table.replicas_for_minutes(table.model.workload.peak_rps)
     return need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour) if need else 0

@@ -214,17 +214,19 @@ def _flat(rps: float, now: float, daily_cycle: bool) -> DemandOutlook:
 @pytest.mark.parametrize(
     ("hours_from_now", "daily_cycle", "plan_floor"),
     [
-        pytest.param(0.0, False, True, id="in business hours a forecast on under a day holds the plan's peak"),
-        pytest.param(-65 / 60, False, True, id="so does one a cold start and the margin before business hours"),
+        pytest.param(-50 / 60, False, True, id="at the opening a forecast on under a day holds the plan's peak"),
+        pytest.param(-65 / 60, False, True, id="so does one a cold start and the margin before the opening"),
         pytest.param(-7.0, False, False, id="at night, hours before business, it does not"),
-        pytest.param(0.0, True, False, id="a forecast that has seen a day is left to schedule the morning"),
+        pytest.param(0.0, False, False, id="nor once the opening's reactive replicas could be ready"),
+        pytest.param(-50 / 60, True, False, id="a forecast that has seen a day is left to schedule the morning"),
     ],
 )
 def test_until_the_forecast_has_seen_a_day_the_plan_sizes_business_hours(
     hours_from_now: float, daily_cycle: bool, plan_floor: bool
 ) -> None:
     plan = copilot_plan()
-    now = NOW + hours_from_now * H  # NOW is 09:00, business hours from 08:00; cold start 10 min + 5 min margin
+    now = NOW + hours_from_now * H  # NOW is 09:00, business hours from 08:00; cold start 10 min + 5 min margin:
+    # the plan's peak holds 07:45-08:15
     peak = tier_workload(plan, plan.tiers[0]).peak_rps
     rec = _advise(plan, _obs(2.0, ready=1), _flat(2.0, now, daily_cycle), now=now)
     # the floor a forecast that had seen the plan's peak coming would give, through the same capacity table

@@ -89,8 +89,7 @@ def test_the_cli_refuses_bad_input_with_exit_status_2(tmp_path: Path, args: list
 
 
 def _planwatch_gpu_hours(tmp_path: Path, config: Path | None) -> float:
-    """planwatch on the copilot over a first morning (no history: the plan's peak sizes business hours) whose
-    demand falls after the first hour."""
+    """planwatch on the copilot over a morning whose demand falls after the first hour."""
     rates = [40.0] * 6 + [5.0] * 18  # 10-minute windows: an hour at 40 req/s, then three at 5
     trace = _write(tmp_path, "window_start_s,rate_rps\n" + "".join(f"{i * 600},{r}\n" for i, r in enumerate(rates)))
     argv = ["replay", str(EXAMPLES / "support-copilot.yaml"), "--trace", str(trace), "--policy", "planwatch",
@@ -102,9 +101,9 @@ def _planwatch_gpu_hours(tmp_path: Path, config: Path | None) -> float:
 
 
 def test_the_planwatch_policy_runs_with_the_service_configuration_it_is_given(tmp_path: Path) -> None:
-    spare = _write(tmp_path, "advice:\n  gpu_failures_per_gpu_hour: 0.01\n", "planwatch.yaml")
-    default, configured = _planwatch_gpu_hours(tmp_path, None), _planwatch_gpu_hours(tmp_path, spare)
-    assert configured > default  # GPUs that fail this often make replicas.spare: auto keep a spare replica
+    held = _write(tmp_path, "advice:\n  scale_down_cooldown: 6h\n", "planwatch.yaml")
+    default, configured = _planwatch_gpu_hours(tmp_path, None), _planwatch_gpu_hours(tmp_path, held)
+    assert configured > default  # a 6-hour cooldown keeps the morning's replicas through the afternoon
 
 
 @pytest.mark.parametrize(
