@@ -36,6 +36,10 @@ class TierForecast:
     # What the backtest decided, for the tier's next refit to keep while it is fresh (not shown to anyone).
     choice: ModelChoice | None = field(default=None, compare=False, repr=False)
 
+    def reaches_past(self, now: float) -> bool:
+        """The outlook still has points after `now`: a failed refit may keep it (serve, the replay)."""
+        return bool(self.outlook.timestamps) and self.outlook.timestamps[-1] > now
+
 
 def history_series(history: DemandHistory) -> Series:
     """A tier's demand history as the forecaster's series, the one conversion: every step of the grid kept, a

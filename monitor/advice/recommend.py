@@ -256,8 +256,14 @@ def _floor(
         return floor
     lead = cold + settings.safety_margin_seconds
     peak = _highest(points.upper, points.business & (points.times <= now + lead))
-    need = table.replicas_for_minutes(peak)
-    return max(floor, need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour))
+    return max(floor, _with_spare(plan, tier, table, peak, cold, settings))
+
+
+def _with_spare(plan: Plan, tier: Tier, table: CapacityTable, peak_rps: float, cold: float,
+                settings: AdviceSettings) -> int:  # fmt: skip
+    """N + spare for a peak demand: the replicas it needs and the spare `replicas.spare` keeps beside them."""
+    need = table.replicas_for_minutes(peak_rps)
+    return need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour)
 
 
 def _plan_before_a_day(
@@ -285,8 +291,7 @@ def _plan_before_a_day(
     lead = cold + settings.safety_margin_seconds
     if not in_business_hours(now + lead, hours) or in_business_hours(now - lead, hours):
         return 0
-    need = table.replicas_for_minutes(table.model.workload.peak_rps)
-    return need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour) if need else 0
+    return _with_spare(plan, tier, table, table.model.workload.peak_rps, cold, settings)
 
 
 def spare_replicas(

@@ -96,6 +96,6 @@ class Planwatch:
             try:
                 fits[tier.name] = fit_tier(self.observer, self.plan, tier.name, now, windows, previous)
             except ForecastError:
-                if previous and previous.outlook.timestamps and previous.outlook.timestamps[-1] > now:
+                if previous and previous.reaches_past(now):
                     fits[tier.name] = previous
         self.forecasts = fits

@@ -225,11 +225,7 @@ def run_forecast_refit(ctx: JobContext) -> Snapshot:
             errors[tier.name] = f"{type(exc).__name__}: {exc}"
 
     def change(s: Snapshot) -> Snapshot:
-        kept = {
-            n: f
-            for n, f in s.forecasts.items()
-            if n in errors and f.outlook.timestamps and f.outlook.timestamps[-1] > now
-        }
+        kept = {n: f for n, f in s.forecasts.items() if n in errors and f.reaches_past(now)}
         return replace(s, forecasts={**kept, **fits}, forecast_errors=errors, forecast_refit_at=now)
 
     return ctx.results.update(change)
