@@ -91,7 +91,8 @@ def run_replay(
     workers: int = 1,
 ) -> Replay:
     """Every policy of `config` over `demand`; `progress(policy, share done)` is called as it runs. With
-    `workers` > 1 the policies run in that many processes."""
+    `workers` > 1 the policies run in up to that many processes, and planwatch's backtests, due for every
+    tier at once, in as many (`Planwatch.refit_processes`)."""
     effects = effects_at(config.scenarios, demand.start)
     plan_json = plan.model_dump_json(by_alias=True)
     curves: dict[str, TierCurve | None] = {}
@@ -109,12 +110,12 @@ def run_replay(
         replay.runs.extend(_in_parallel(replay, workers, progress))
         return replay
     for name in config.policies:
-        replay.runs.append(_run_policy(replay, _policy(replay, name), progress))
+        replay.runs.append(_run_policy(replay, _policy(replay, name, workers), progress))
     return replay
 
 
-def _one(replay: Replay, name: str) -> PolicyRun:
-    return _run_policy(replay, _policy(replay, name), None)
+def _one(replay: Replay, name: str, workers: int) -> PolicyRun:
+    return _run_policy(replay, _policy(replay, name, workers), None)
 
 
 def _in_parallel(replay: Replay, workers: int, progress: Callable[[str, float], None] | None) -> list[PolicyRun]:
@@ -125,8 +126,8 @@ def _in_parallel(replay: Replay, workers: int, progress: Callable[[str, float], 
     from concurrent.futures import ProcessPoolExecutor
 
     names = sorted(replay.config.policies, key=lambda n: n != "planwatch")
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {n: pool.submit(_one, replay, n) for n in names}
+    with ProcessPoolExecutor(min(workers, len(names)), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {n: pool.submit(_one, replay, n, workers) for n in names}
         runs = {}
         for n in names:
             runs[n] = futures[n].result()
@@ -135,7 +136,7 @@ def _in_parallel(replay: Replay, workers: int, progress: Callable[[str, float], 
     return [runs[n] for n in replay.config.policies]
 
 
-def _policy(replay: Replay, name: str) -> Policy:
+def _policy(replay: Replay, name: str, workers: int = 1) -> Policy:
     plan = replay.plan
     if name == "static":
         return Static(plan)
@@ -145,7 +146,7 @@ def _policy(replay: Replay, name: str) -> Policy:
         return Predictive(plan)
     if name == "planwatch":
         settings = replay.config.settings or Settings()
-        return Planwatch(plan, replay.demand.start, settings=settings)
+        return Planwatch(plan, replay.demand.start, settings=settings, refit_processes=workers)
     minutes = {t.name: _fleet(replay, t.name, 0).cold_minutes for t in plan.tiers}
     return Oracle(replay.required, minutes)
 
