@@ -164,7 +164,7 @@ class PrometheusObserver:
         sel = tier.label_selector
         jobs: dict[tuple[str, ...], Future[Any]] = {}
         for name, (query, w) in reads.FIELDS.items():
-            over = self.long_window if w == "long" else window
+            over = self.long_window if w == "long" else window if w == "window" else w
             reading = reads.RECORDED.get(name) if mode.covers(over) else None
             expr = reading.expr(sel, over) if reading else query.for_tier(sel, window=over)
             jobs[("value", name)] = pool.submit(self._value, expr, over, now)

@@ -70,11 +70,25 @@ def advise_tier(
 ) -> Recommendation:
     """One tier's recommendation. `business_hours` flags each outlook point as inside business hours (the
     evaluation computes them once per forecast; computed from the plan when omitted)."""
-    demand = obs.demand_rate if obs.demand_rate.known else obs.request_rate
+    demand, served = _demand(obs)
     if demand.value is None or obs.replicas_ready.value is None:
         return _hold_stale(plan, tier, obs.replicas_ready, demand, state)
-    a = _assess(plan, tier, obs, demand, outlook, business_hours, now, settings, state.calibration)
+    a = _assess(plan, tier, obs, demand, served, outlook, business_hours, now, settings, state.calibration)
     return _decide(plan, tier, obs, a, state, now, settings)
+
+
+def _demand(obs: TierObservation) -> tuple[Measurement, Measurement]:
+    """(demand, served) over one window: the last `NOW_WINDOW` where it is known (a ramp shows there within
+    minutes, where the check window's mean lags it by half the window), else the check window; the demand is
+    the served rate where the queue's growth is unknown. One window for both, since the queue test compares
+    them (a rising demand over 5 minutes against an hour's served rate reads as a queue that grows)."""
+    for demand, served in ((obs.demand_rate_now, obs.request_rate_now), (obs.demand_rate, obs.request_rate)):
+        if demand.known:
+            return demand, served
+    for served in (obs.request_rate_now, obs.request_rate):
+        if served.known:
+            return served, served
+    return obs.request_rate, obs.request_rate
 
 
 def _assess(
@@ -82,6 +96,7 @@ def _assess(
     tier: Tier,
     obs: TierObservation,
     demand: Measurement,
+    served: Measurement,
     outlook: DemandOutlook | None,
     business: tuple[bool, ...] | None,
     now: float,
@@ -103,7 +118,7 @@ def _assess(
     floor = _floor(plan, tier, table, points, now, cold, settings)
     before_a_day = _plan_before_a_day(plan, tier, table, outlook, now, cold, settings)
     floor = max(floor, before_a_day)
-    reactive = _reactive(obs, demand, slo_now, settings)
+    reactive = _reactive(obs, demand, served, slo_now, settings)
     return _Assessment(
         demand=demand,
         calibration=cal,
@@ -313,7 +328,9 @@ def spare_replicas(
     return 1 if short > 1.0 - plan.slo.availability else 0
 
 
-def _reactive(obs: TierObservation, demand: Measurement, slo_now: bool, settings: AdviceSettings) -> bool:
+def _reactive(
+    obs: TierObservation, demand: Measurement, served_rate: Measurement, slo_now: bool, settings: AdviceSettings
+) -> bool:
     """Scale up now when an SLO burns fast (5m and 1h) while it counts, or the queue grows (demand above what
     is served). Outside the availability window only the queue: a tier sized for throughput runs batches
     past the TPOT SLO's by design, so its burn rate says nothing the plan counts."""
@@ -323,7 +340,7 @@ def _reactive(obs: TierObservation, demand: Measurement, slo_now: bool, settings
             continue
         if min(burn_rate(short.value, 0.95), burn_rate(long.value, 0.95)) > settings.page_burn_factor:
             return True
-    served, waiting = obs.request_rate.value, obs.waiting.value
+    served, waiting = served_rate.value, obs.waiting.value
     return bool(demand.value and served is not None and waiting and demand.value > served * 1.05)
 
 

@@ -67,6 +67,8 @@ class TierObservation:
     window: str
     request_rate: Measurement = _UNSEEN  # model calls finished per second, mean over the window
     demand_rate: Measurement = _UNSEEN  # finished plus queue growth: what arrived, not what was served
+    request_rate_now: Measurement = _UNSEEN  # the two over the last `NOW_WINDOW` (5m): what the advice sizes on
+    demand_rate_now: Measurement = _UNSEEN
     peak_rate: Measurement = _UNSEEN  # highest 5-minute request rate over the long window (sustained peak)
     burst_peak_rate: Measurement = _UNSEEN  # highest 1-minute request rate over the long window (bursts)
     average_rate: Measurement = _UNSEEN  # mean request rate over the long window

@@ -23,6 +23,7 @@ from monitor.histogram import FixedBounds
 from monitor.observe.model import Measurement, TierObservation
 from monitor.observe.observer import DemandHistory, SourceHealth
 from monitor.observer import BURN_WINDOWS
+from monitor.observer_fields import NOW_WINDOW
 from monitor.plan.model import Plan
 from monitor.replay.curve import TierCurve
 from monitor.replay.fleet import TierFleet, TierRecord
@@ -89,13 +90,11 @@ class ReplayObserver:
         if m == 0:
             return _unknown(name, now, window, "no minute recorded yet")
         r = fleet.record
-        span = (m - lo) * 60.0
         served = float(r.served[lo:m].sum())
-        before = float(r.queue[lo - 1]) if lo > 0 else 0.0
         ready = r.ready[lo:m]
         values: dict[str, Measurement] = {
-            "request_rate": _m(served / span, window),
-            "demand_rate": _m((served + float(r.queue[m - 1]) - before) / span, window),
+            **_rates(r, m, lo, window),
+            **_rates(r, m, max(0, m - _NOW_MINUTES), NOW_WINDOW, "_now"),
             "replicas_ready": _m(float(r.ready[m - 1]), window),
             "replicas_up": _m(float(r.ready[m - 1]), window),
             "waiting": _m(fleet.waiting_now(m - 1), window),
@@ -127,6 +126,20 @@ class ReplayObserver:
             "burst_peak_rate": _m(float(one.max()), self.long_window),
             "average_rate": _m(float(one.mean()), self.long_window),
         }
+
+
+_NOW_MINUTES = round(parse_duration(NOW_WINDOW) / 60.0)
+
+
+def _rates(r: TierRecord, m: int, lo: int, window: str, suffix: str = "") -> dict[str, Measurement]:
+    """Request and demand rates over minutes [lo, m): served, and served plus the queue's growth."""
+    span = (m - lo) * 60.0
+    served = float(r.served[lo:m].sum())
+    before = float(r.queue[lo - 1]) if lo > 0 else 0.0
+    return {
+        f"request_rate{suffix}": _m(served / span, window),
+        f"demand_rate{suffix}": _m((served + float(r.queue[m - 1]) - before) / span, window),
+    }
 
 
 @dataclass

@@ -117,7 +117,8 @@ class Planwatch:
         """The tier's refit, None if its history cannot be forecast (ForecastError)."""
         assert self.observer is not None
         try:
-            return fit_tier(self.observer, self.plan, tier, now, self.settings.forecast_windows, self.forecasts.get(tier))
+            windows, previous = self.settings.forecast_windows, self.forecasts.get(tier)
+            return fit_tier(self.observer, self.plan, tier, now, windows, previous)
         except ForecastError:
             return None
 

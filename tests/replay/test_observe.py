@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import monitor.replay.planwatch as planwatch_module
+from monitor.plan import load_plan
 from monitor.replay.demand import profile_demand
 from monitor.replay.fleet import TierFleet, TierRecord
 from monitor.replay.observe import ReplayObserver
 from monitor.replay.run import ReplayConfig, run_replay
 from tests.replay.plans import one_tier_plan
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _observer(served: np.ndarray, long_window: str) -> tuple[ReplayObserver, list[int]]:
@@ -65,3 +71,39 @@ def test_planwatch_in_a_worker_process_decides_exactly_as_in_the_replays_own() -
     for name in ("served", "queue", "ready", "billed", "started", "stopped", "wait_s"):
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
     assert one.started[1:].sum() > 0  # the advice moved the fleet: the comparison is not empty
+
+
+def test_planwatch_with_tiers_due_a_backtest_together_forks_them_and_decides_as_without() -> None:
+    """Three days of the capstone plan: from the third day its tiers' backtests fall due at the same refits, and
+    with 2 workers all but one of them run in forked processes; every tier's fleet is the same as in one."""
+    plan = load_plan(EXAMPLES / "capstone-revised.yaml")
+    demand = profile_demand(plan, (), 3.0, np.random.default_rng(5))
+    forked: list[list[str]] = []
+    real = planwatch_module._forked_refits
+
+    def counting(policy, tiers, now, processes):  # type: ignore[no-untyped-def]
+        forked.append(list(tiers))
+        return real(policy, tiers, now, processes)
+
+    config = ReplayConfig(policies=("planwatch",))  # one policy: it runs in this process, its refits may fork
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(planwatch_module, "_forked_refits", counting)
+        runs = [run_replay(plan, demand, config, workers=w).run("planwatch").fleets for w in (1, 2)]
+    assert any(forked), "no refit had two tiers due a backtest: the comparison is empty"
+    for tier in runs[0]:
+        one, two = runs[0][tier].record, runs[1][tier].record
+        for name in ("served", "queue", "ready", "billed", "wait_s"):
+            assert np.array_equal(getattr(one, name), getattr(two, name)), (tier, name)
+
+
+def test_the_rates_of_now_are_the_last_five_minutes_and_the_windows_rates_the_whole_window() -> None:
+    served = np.arange(1.0, 121.0) * 60.0  # minute k serves k requests/s: every window has its own mean
+    observer, clock = _observer(served, "7d")
+    observer.fleets["chat"].record.queue[:] = np.arange(120.0)  # one more request queued every minute
+    clock[0] = 90
+    obs = observer.collect(observer.plan, 90 * 60.0, "1h")["chat"]
+    assert obs.request_rate_now.value == pytest.approx(np.mean(np.arange(86.0, 91.0)))
+    assert obs.demand_rate_now.value == pytest.approx(np.mean(np.arange(86.0, 91.0)) + 5 / 300.0)
+    assert obs.request_rate.value == pytest.approx(np.mean(np.arange(31.0, 91.0)))
+    assert obs.demand_rate.value == pytest.approx(np.mean(np.arange(31.0, 91.0)) + 60 / 3600.0)
+    assert obs.demand_rate_now.window == "5m"
