@@ -65,7 +65,11 @@ def replay(
     ] = None,
     workers: Annotated[
         int,
-        typer.Option("--workers", help="Processes to run the policies in (0: one per core, at most one per policy)."),
+        typer.Option(
+            "--workers",
+            help="Processes to use (0: one per core): the policies run in up to that many, "
+            "and planwatch's backtests due at one refit spread over as many.",
+        ),
     ] = 0,
 ) -> None:
     """Replay a trace through the fleet physics under each policy, side by side with the hindsight oracle."""
@@ -80,7 +84,7 @@ def replay(
     demand = _demand(plan, trace, config, _start(plan, start), days, scale_to_peak, not plan_lengths)
     if workers < 0:
         fail(f"--workers must be 0 or more, got {workers}")
-    result = _run(plan, demand, config, workers or min(len(config.policies), os.cpu_count() or 1), show=fmt == "table")
+    result = _run(plan, demand, config, workers or os.cpu_count() or 1, show=fmt == "table")
     summaries = summarise(result)
     _emit(result, summaries, fmt, out)
 
