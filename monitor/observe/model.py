@@ -116,13 +116,22 @@ class TierObservation:
 
     def unsteady_batch(self) -> str | None:
         """Why the window's mean batch per replica does not stand for the batch now (None when it does, or when
-        the running gauge or the ready replicas are unknown and it cannot be told).
+        neither test can be made: the running gauge, the ready replicas and the rate now unknown).
 
         Why it matters: tokens/s per replica is compared with the model's tokens/s at the window's mean batch
         (drift's throughput check, the advice's calibration), and tokens/s is concave in the batch, so a window
         that mixed batches reads the engine slow (Jensen). Batches 1.5x apart read it at most 1% slow on the
         example plans' tiers; a replay of real traffic mixed a queue drained at a batch of ~55 with 40 quiet
-        minutes at ~5 and read 0.65 of the model."""
+        minutes at ~5 and read 0.65 of the model.
+
+        Two tests, either says the window mixed loads: the batch now against the window's mean, and the rate
+        served over the last 5 minutes against the window's. The second is needed because a mixed window's
+        mean can match the batch now by chance: a replay of ServeGen read 40 idle minutes then 20 at a batch of
+        ~36, the batch now matched the hour's mean, and the factor of 0.54 it let through asked for 24 replicas
+        where 4 served."""
+        return self._batch_moved() or self._rate_moved()
+
+    def _batch_moved(self) -> str | None:
         batch, running, ready = self.batch_per_replica.value, self.running.value, self.replicas_ready.value
         if batch is None or running is None or not ready:
             return None
@@ -131,6 +140,15 @@ class TierObservation:
             return None
         return (f"the window's mean batch {batch:.1f} per replica is not the batch now, {now:.1f}: a window that "
                 "mixes a queue with quiet minutes reads the engine slow")  # fmt: skip
+
+    def _rate_moved(self) -> str | None:
+        window, now = self.request_rate.value, self.request_rate_now.value
+        if not window or now is None or self.request_rate_now.window == self.window:
+            return None
+        if window / STEADY_BATCH_RATIO <= now <= window * STEADY_BATCH_RATIO:
+            return None
+        return (f"the window served {window:.3g} req/s and the last {self.request_rate_now.window} {now:.3g}: a window "
+                "that mixes loads reads the engine slow at its mean batch")  # fmt: skip
 
     @property
     def peak_to_average(self) -> Measurement:

@@ -19,10 +19,16 @@ from tests.builders import EXAMPLES, baseline_observation
 
 
 def _window(
-    plan: Plan, tier: Tier, minutes: list[tuple[int, float]], ready: int, running_now: float | None
+    plan: Plan,
+    tier: Tier,
+    minutes: list[tuple[int, float]],
+    ready: int,
+    running_now: float | None,
+    rates: tuple[float, float | None] = (2.0, None),
 ) -> TierObservation:
     """What the observer reads over a window of (minutes, batch per replica) pieces, each generating what the
-    model says a replica at that batch generates (an engine exactly as efficient as planned)."""
+    model says a replica at that batch generates (an engine exactly as efficient as planned); `rates` are the
+    request rates served over the window and over the last 5 minutes (None: not read)."""
     model = capacity_table(plan, tier, 1.0).model
     total = sum(n for n, _ in minutes)
     batch = sum(n * b for n, b in minutes) / total
@@ -33,7 +39,8 @@ def _window(
         batch_per_replica=Measurement.of(batch),
         output_tokens_per_second_per_replica=Measurement.of(tps),
         replicas_ready=Measurement.of(float(ready)),
-        request_rate=Measurement.of(2.0),
+        request_rate=Measurement.of(rates[0], window="1h"),
+        request_rate_now=Measurement.unknown("not read") if rates[1] is None else Measurement.of(rates[1], window="5m"),
         running=Measurement.unknown("not read") if running_now is None else Measurement.of(running_now),
     )
 
@@ -62,6 +69,29 @@ def test_a_window_calibrates_only_where_its_mean_batch_is_the_batch_now(
         assert got.factor == factor
     else:  # the mixed window, taken as it reads: the bias the gate keeps out
         assert got.factor < 0.75
+
+
+RATE_CASES = [
+    pytest.param((1.4, 3.3), "sizing model", "the last 5m",
+                 id="quiet minutes then a load whose batch now matches the hour's mean by chance: the rate now tells"),
+    pytest.param((2.0, 2.2), "calibrated on production", "",
+                 id="a rate now within 1.5x of the window's is taken as steady (this mixed one then shows its bias)"),
+    pytest.param((2.0, None), "calibrated on production", "",
+                 id="without the rate now only the batch is compared"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rates", "source", "why"), RATE_CASES)
+def test_a_window_whose_rate_now_is_not_its_mean_rate_does_not_calibrate(
+    rates: tuple[float, float | None], source: str, why: str
+) -> None:
+    plan = load_plan(EXAMPLES / "capstone-revised.yaml")
+    tier = plan.tier("standard")
+    minutes = [(40, 0.5), (20, 36.0)]  # mean batch 12.3: the batch now below is that mean
+    obs = _window(plan, tier, minutes, 6, 6 * 12.3, rates)
+    got = calibrate(plan, tier, obs, AdviceSettings())
+    assert source in got.source and why in got.source
+    assert got.factor == 1.0 if why else got.factor < 0.75  # the mixed window's bias, where it is let through
 
 
 def test_a_slower_engine_in_a_steady_window_still_calibrates_down() -> None:
