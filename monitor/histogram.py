@@ -314,28 +314,24 @@ class FixedBounds:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(total > 0, over / np.where(total > 0, total, 1.0), np.nan)
 
-    def quantile(self, q: float, cumulative: np.ndarray) -> np.ndarray:
-        """Per row, `quantile(q, ...)` (PromQL's histogram_quantile) for 0 < q <= 1; NaN with no observations."""
+    def quantile(self, q: float | np.ndarray, cumulative: np.ndarray) -> np.ndarray:
+        """Per row, `quantile(q, ...)` (PromQL's histogram_quantile) for 0 < q <= 1; NaN with no observations.
+        `q` is one quantile for every row or one per row (several quantiles of one histogram: repeat its row)."""
         import numpy as np
 
-        if not 0 < q <= 1:
+        qs = np.broadcast_to(np.asarray(q, dtype=np.float64), cumulative.shape[:1])
+        if not np.all((qs > 0) & (qs <= 1)):
             raise ValueError(f"FixedBounds.quantile takes 0 < q <= 1, got {q!r}")
         le, n = self._le, len(self.bounds)
-        out = np.full(cumulative.shape[0], np.nan)
-        for r, row in enumerate(cumulative):
-            observations = float(row[-1])
-            if observations == 0:
-                continue
-            rank = q * observations
-            b = int(np.searchsorted(row[:-1], rank, side="left"))  # the first finite bucket with count >= rank
-            if b == n:
-                out[r] = le[n - 1]
-                continue
-            if b == 0 and le[0] <= 0:
-                out[r] = le[0]
-                continue
-            start, count = 0.0, float(row[b])
-            if b > 0:
-                start, count, rank = float(le[b - 1]), count - float(row[b - 1]), rank - float(row[b - 1])
-            out[r] = start + (float(le[b]) - start) * (rank / count)
-        return out
+        total, finite = cumulative[:, -1], cumulative[:, :-1]
+        rank = qs * total
+        b = np.count_nonzero(finite < rank[:, None], axis=1)  # the first finite bucket with count >= rank
+        rows, inside, before = np.arange(b.size), np.minimum(b, n - 1), np.maximum(b - 1, 0)
+        # `quantile`'s interpolation inside bucket b, from the bucket below's bound and count (0 below the first)
+        below = np.where(b > 0, finite[rows, before], 0.0)
+        start = np.where(b > 0, le[before], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = start + (le[inside] - start) * ((rank - below) / (finite[rows, inside] - below))
+        value = np.where((b == 0) & (le[0] <= 0), le[0], value)
+        value = np.where(b == n, le[n - 1], value)
+        return np.where(total == 0, np.nan, value)

@@ -256,7 +256,7 @@ def _cumulative(counts: np.ndarray) -> np.ndarray:
 
 
 _TTFT, _TPOT = FixedBounds(TTFT_BUCKETS), FixedBounds(TPOT_BUCKETS)
-_QUANTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
+_QS, _LABELS = np.array([0.5, 0.95, 0.99]), ("p50", "p95", "p99")
 
 
 def _latencies(
@@ -286,9 +286,8 @@ def _latencies(
     if served < MIN_REQUESTS:
         return
     for name, bounds, rows in (("ttft", _TTFT, ttft), ("tpot", _TPOT, tpot)):
-        check = rows[-1:]
-        for q, label in _QUANTILES:
-            value = float(bounds.quantile(q, check)[0])
+        values = bounds.quantile(_QS, np.repeat(rows[-1:], len(_QS), axis=0))  # the check window's row
+        for value, label in zip(values.tolist(), _LABELS, strict=True):
             out[f"{name}_{label}"] = Measurement.of(None if math.isnan(value) else value, _QUERY, window,
                                                     round(served))  # fmt: skip
     for name, shares in over.items():
