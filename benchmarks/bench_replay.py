@@ -19,7 +19,8 @@ Targets (issue #13): planwatch within 1.15x the oracle's GPU-hours with >= 99.5%
 minutes, and fewer SLO-violating minutes than reactive and predictive at no more GPU-hours than the cheaper.
 After the targets each case says why planwatch misses (`why`, `hours`): the mornings it was not ready and the
 tiers short, per tier the advice's capacity table against the replay's physics at the oracle's peak replica
-count, and each policy's GPU-hours inside and outside the minutes the SLO counts.
+count, each policy's GPU-hours inside and outside the minutes the SLO counts, and what not knowing each
+minute's Poisson draw costs any causal policy (`noise_price`).
 """
 
 from __future__ import annotations
@@ -87,7 +88,33 @@ def report(title: str, plan: Plan, demand: Demand, config: ReplayConfig, workers
     targets(summaries)
     why(replay, summaries)
     hours(replay)
+    noise_price(replay)
     return summaries
+
+
+def noise_price(replay: Replay) -> None:
+    """What not knowing a minute's draw costs: the replicas the oracle needs in the judged minutes (it knows
+    each minute's request count) against those a policy needs that knew each minute's expected rate exactly
+    (the 10-minute mean of the arrivals, which holds the trace's own changes) but not its Poisson draw, and so
+    sizes every minute at r + z sqrt(r / 60), z the plan's availability quantile (the advice's own minute
+    rate), with the share of judged minutes that sizing still leaves short. No causal policy does better than
+    that one at that share, so the gap between the two lines is out of any policy's reach, planwatch's too."""
+    plan, judged = replay.plan, replay.judged
+    z = capacity_table(plan, plan.tiers[0], 1.0).minute_z
+    oracle = clairvoyant = 0.0
+    short: dict[str, str] = {}
+    for i, tier in enumerate(plan.tiers):
+        curve = replay.curves[tier.name]
+        if curve is None:
+            continue
+        mean = np.convolve(replay.demand.arrivals[i] / 60.0, np.ones(10) / 10.0, mode="same")
+        need = required_replicas(plan, tier, curve, mean + z * np.sqrt(mean / 60.0), judged)
+        oracle += replay.required[tier.name][judged].sum() * tier.tensor_parallel / 60.0
+        clairvoyant += need[judged].sum() * tier.tensor_parallel / 60.0
+        short[tier.name] = f"{(replay.required[tier.name][judged] > need[judged]).mean():.2%}"
+    print(f"  judged-minute GPU-h needed: {oracle:,.0f} knowing each minute's count (the oracle's need), "
+          f"{clairvoyant:,.0f} ({clairvoyant / oracle:.3f}x) knowing only its expected rate, sized at "
+          f"z = {z:.2f}; minutes that sizing leaves short: {short}")  # fmt: skip
 
 
 def hours(replay: Replay) -> None:
