@@ -122,7 +122,7 @@ class ReplayObserver:
         rates.advance(served, m)
         one = rates.rates[lo:m]
         return {
-            "peak_rate": _m(float(rates.five[lo : m - 4].max()), self.long_window),
+            "peak_rate": _m(rates.peak(lo, m - 4), self.long_window),
             "burst_peak_rate": _m(float(one.max()), self.long_window),
             "average_rate": _m(float(one.mean()), self.long_window),
         }
@@ -148,15 +148,19 @@ class _Rates:
     replay advances: a minute's values never change once recorded, so the long window's peaks read them
     instead of dividing and convolving the whole window again every minute (a week of minutes per tier per
     decision). The same arithmetic as over the window's slice: elementwise, and `np.convolve` of 5 values
-    does not depend on where they sit in the array."""
+    does not depend on where they sit in the array. The highest 5-minute mean of a week is read from hourly
+    block maxima (`hours[k]`: max of five[60k:60k+60], kept once the block is complete) and the two partial
+    blocks at its ends: the max of the same values, a week read in about 290 values, not 10,080."""
 
     rates: np.ndarray
     five: np.ndarray
+    hours: np.ndarray
     upto: int = 0
 
     @classmethod
     def empty(cls, minutes: int) -> _Rates:
-        return cls(np.zeros(minutes), np.zeros(max(0, minutes - 4)))
+        five = max(0, minutes - 4)
+        return cls(np.zeros(minutes), np.zeros(five), np.zeros(five // _BLOCK))
 
     def advance(self, served: np.ndarray, m: int) -> None:
         if m <= self.upto:
@@ -165,9 +169,22 @@ class _Rates:
         first = max(0, self.upto - 4)
         if m - first >= 5:
             self.five[first : m - 4] = np.convolve(self.rates[first:m], _FIVE, mode="valid")
+            done, was = (m - 4) // _BLOCK, max(0, first // _BLOCK)
+            if done > was:
+                blocks = self.five[was * _BLOCK : done * _BLOCK].reshape(-1, _BLOCK)
+                self.hours[was:done] = blocks.max(axis=1)
         self.upto = m
 
+    def peak(self, lo: int, hi: int) -> float:
+        """max(five[lo:hi]) for hi <= upto - 4 (every value in it final), lo < hi."""
+        whole_lo, whole_hi = -(-lo // _BLOCK), hi // _BLOCK
+        if whole_lo >= whole_hi:
+            return float(self.five[lo:hi].max())
+        ends = (self.five[lo : whole_lo * _BLOCK], self.five[whole_hi * _BLOCK : hi])
+        return float(max([self.hours[whole_lo:whole_hi].max(), *(e.max() for e in ends if e.size)]))
 
+
+_BLOCK = 60
 _FIVE = np.ones(5) / 5.0
 
 

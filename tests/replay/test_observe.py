@@ -29,18 +29,20 @@ def _observer(served: np.ndarray, long_window: str) -> tuple[ReplayObserver, lis
 
 @pytest.mark.parametrize(
     ("long_window", "every"),
-    [("30m", 1), ("30m", 7), ("2h", 3)],
+    [("30m", 1), ("30m", 7), ("2h", 3), ("5h", 1), ("5h", 13)],
     ids=["a window shorter than the replay, read every minute",
          "read every 7 minutes (a longer decision interval)",
-         "a window longer than the first reads"],
+         "a window longer than the first reads",
+         "a window of several hours, read from hourly block maxima and its two partial ends",
+         "blocks completed several at a time between reads"],
 )  # fmt: skip
 def test_long_window_peaks_read_as_the_replay_advances_equal_the_windows_own_arithmetic(
     long_window: str, every: int
 ) -> None:
     rng = np.random.default_rng(1)
-    served = rng.poisson(300.0, 240) * rng.uniform(0.5, 1.5, 240)  # fractional, as a capped minute serves
+    served = rng.poisson(300.0, 600) * rng.uniform(0.5, 1.5, 600)  # fractional, as a capped minute serves
     observer, clock = _observer(served, long_window)
-    minutes = {"30m": 30, "2h": 120}[long_window]
+    minutes = {"30m": 30, "2h": 120, "5h": 300}[long_window]
     for m in range(1, served.size + 1, every):
         clock[0] = m
         obs = observer.collect(observer.plan, 60.0 * m, "1h")["chat"]
