@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from monitor.advice.collapse import Collapse
 from monitor.observe.model import Measurement
 
 __all__ = ["Action", "AdviceSettings", "AdviceState", "DemandOutlook", "FleetAdvice", "Recommendation", "ScaleStep"]
@@ -49,11 +50,13 @@ class AdviceSettings:
 @dataclass(frozen=True)
 class AdviceState:
     """Carried from one evaluation to the next: when demand first fell below current capacity, what was last
-    recommended, and the calibration factor the last steady window gave (`capacity.calibrate`)."""
+    recommended, the calibration factor the last steady window gave (`capacity.calibrate`), and the collapse
+    of demand in force (`collapse`)."""
 
     low_since: float | None = None
     last_recommended: int | None = None
     calibration: float | None = None
+    collapse: Collapse | None = None
 
 
 class Action(StrEnum):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from monitor.advice.capacity import Calibration, CapacityTable, calibrate, capacity_table
+from monitor.advice.collapse import collapse_now
 from monitor.advice.model import (
     Action,
     AdviceSettings,
@@ -362,8 +363,12 @@ def _decide(
     if not a.table.ttft_feasible:
         warnings.append("the step in flight and the p95 prompt's prefill alone exceed the TTFT SLO: "
                         "no replica count meets it")  # fmt: skip
-    action, recommended, low_since, reason = _hysteresis(target, int(obs.replicas_ready.value or 0), state, now,
-                                                         a.cooldown)  # fmt: skip
+    current = int(obs.replicas_ready.value or 0)
+    collapse = collapse_now(state.collapse, obs, a.demand, a.slo_now, now)
+    action, recommended, low_since, reason = _hysteresis(target, current, state, now, a.cooldown)
+    if collapse is not None and action is not Action.SCALE_UP:
+        action, recommended, low_since = Action.HOLD, current, None
+        reason = collapse.describe(a.demand.value or 0.0)
     if a.reactive and action is Action.SCALE_UP:
         reason = "reactive: an SLO is burning fast or the queue is growing"
     if not a.slo_now:
@@ -377,7 +382,7 @@ def _decide(
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
         capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
-        state=AdviceState(low_since=low_since, last_recommended=recommended, calibration=a.calibration.steady),
+        state=AdviceState(low_since, recommended, a.calibration.steady, collapse),
         sized_for="slo" if a.slo_now else "throughput",
     )  # fmt: skip
 
@@ -437,6 +442,6 @@ def _hold_stale(
         capacity_source="none (no data)", calibration=1.0, requests_per_second_per_replica=0.0, needed_now=None,
         needed_at_forecast_peak=None, floor=tier.replicas.min, schedule=(), explanation=(f"unknown: {why}",),
         warnings=(), gpus_per_replica=tier.tensor_parallel, gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu],
-        demand_rps=None, capacity_rps_now=None, state=AdviceState(None, held, state.calibration),
+        demand_rps=None, capacity_rps_now=None, state=AdviceState(None, held, state.calibration, state.collapse),
         sized_for=None,
     )  # fmt: skip

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from monitor.advice import AdviceState
+from monitor.advice.collapse import Collapse
 from monitor.measurements.export import item_from_dict, item_to_dict
 from monitor.measurements.model import Item
 from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
@@ -34,7 +35,7 @@ __all__ = [
     "TooManyAcknowledgements",
 ]
 
-SCHEMA_VERSION = 2  # 2: advice_state.calibration
+SCHEMA_VERSION = 3  # 2: advice_state.calibration; 3: advice_state.collapse_since, collapse_level
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trigger_episodes (
@@ -77,7 +78,9 @@ CREATE TABLE IF NOT EXISTS advice_state (
     low_since REAL,
     last_recommended INTEGER,
     updated_at REAL NOT NULL,
-    calibration REAL
+    calibration REAL,
+    collapse_since REAL,
+    collapse_level REAL
 );
 """
 log = logging.getLogger("planwatch.state")
@@ -87,10 +90,12 @@ _EPISODE_COLUMNS = "id, trigger, tier, severity, state, first_seen, last_seen, r
 
 def _migrate(db: sqlite3.Connection) -> None:
     """Bring a state file written by an earlier planwatch to this schema, keeping every row: version 1 had no
-    advice_state.calibration (its tiers then calibrate afresh on their next steady window)."""
+    advice_state.calibration (its tiers then calibrate afresh on their next steady window), version 2 no
+    collapse_since / collapse_level (no collapse of demand in force: `monitor.advice.collapse`)."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(advice_state)")}
-    if "calibration" not in columns:
-        db.execute("ALTER TABLE advice_state ADD COLUMN calibration REAL")
+    for column in ("calibration", "collapse_since", "collapse_level"):
+        if column not in columns:
+            db.execute(f"ALTER TABLE advice_state ADD COLUMN {column} REAL")
 
 
 class NoOpenEpisode(LookupError):
@@ -203,12 +208,14 @@ class StateStore:
                     (now, trigger, tier),
                 )
             for tier, s in advice.items():
+                collapse = (s.collapse.since, s.collapse.level_rps) if s.collapse else (None, None)
                 db.execute(
-                    "INSERT INTO advice_state (tier, low_since, last_recommended, updated_at, calibration) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
+                    "INSERT INTO advice_state (tier, low_since, last_recommended, updated_at, calibration, "
+                    "collapse_since, collapse_level) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tier) DO UPDATE SET "
                     "low_since = excluded.low_since, last_recommended = excluded.last_recommended, "
-                    "updated_at = excluded.updated_at, calibration = excluded.calibration",
-                    (tier, s.low_since, s.last_recommended, now, s.calibration),
+                    "updated_at = excluded.updated_at, calibration = excluded.calibration, "
+                    "collapse_since = excluded.collapse_since, collapse_level = excluded.collapse_level",
+                    (tier, s.low_since, s.last_recommended, now, s.calibration, *collapse),
                 )
 
     def open_episodes(self) -> list[Episode]:
@@ -225,10 +232,12 @@ class StateStore:
         return [_episode(row) for row in rows]
 
     def advice_states(self) -> dict[str, AdviceState]:
-        rows = self._query("SELECT tier, low_since, last_recommended, calibration FROM advice_state")
+        rows = self._query(
+            "SELECT tier, low_since, last_recommended, calibration, collapse_since, collapse_level FROM advice_state"
+        )
         return {
-            tier: AdviceState(low_since=low, last_recommended=last, calibration=factor)
-            for tier, low, last, factor in rows
+            tier: AdviceState(low, last, factor, None if since is None or level is None else Collapse(since, level))
+            for tier, low, last, factor, since, level in rows
         }
 
     # Acknowledgements: who knows about an episode. They hide nothing.

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from monitor.advice import AdviceState
+from monitor.advice.collapse import Collapse
 from monitor.service.state import NoOpenEpisode, StateStore
 from monitor.triggers import EvalResult, Evidence, Severity, TriggerRecord, TriggerState
 
@@ -92,6 +93,11 @@ def test_advice_state_round_trips(store: StateStore) -> None:
     assert store.advice_states() == {"copilot": AdviceState(low_since=None, last_recommended=4)}
     store.commit_evaluation([], [], {"copilot": AdviceState(None, 4, calibration=0.93)}, 220.0)
     assert store.advice_states() == {"copilot": AdviceState(low_since=None, last_recommended=4, calibration=0.93)}
+    collapsed = AdviceState(None, 4, 0.93, Collapse(200.0, 3.7))
+    store.commit_evaluation([], [], {"copilot": collapsed}, 280.0)
+    assert store.advice_states() == {"copilot": collapsed}  # a restart mid-incident still holds the fleet
+    store.commit_evaluation([], [], {"copilot": AdviceState(None, 4, 0.93)}, 340.0)
+    assert store.advice_states()["copilot"].collapse is None
 
 
 def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations_after(tmp_path: Path) -> None:
@@ -111,7 +117,7 @@ def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations
         assert store.advice_states() == {"copilot": AdviceState(low_since=90.0, last_recommended=3)}
         store.commit_evaluation([], [], {"copilot": AdviceState(90.0, 3, calibration=0.88)}, 160.0)
         assert store.advice_states()["copilot"].calibration == 0.88
-        assert store._query("SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+        assert store._query("SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
     finally:
         store.close()
     reopened = StateStore.open(path)  # opening again migrates nothing twice
@@ -119,6 +125,27 @@ def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations
         assert reopened.advice_states()["copilot"] == AdviceState(90.0, 3, calibration=0.88)
     finally:
         reopened.close()
+
+
+def test_a_state_file_of_schema_2_opens_with_its_rows_and_remembers_a_collapse_after(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES ('schema_version', '2');"
+            "CREATE TABLE advice_state (tier TEXT PRIMARY KEY, low_since REAL, last_recommended INTEGER,"
+            " updated_at REAL NOT NULL, calibration REAL);"
+            "INSERT INTO advice_state VALUES ('copilot', 90.0, 3, 100.0, 0.88);"
+        )
+    db.close()
+    store = StateStore.open(path)
+    try:
+        assert store.advice_states() == {"copilot": AdviceState(90.0, 3, 0.88)}
+        store.commit_evaluation([], [], {"copilot": AdviceState(None, 3, 0.88, Collapse(150.0, 2.5))}, 160.0)
+        assert store.advice_states()["copilot"].collapse == Collapse(150.0, 2.5)
+        assert store._query("SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    finally:
+        store.close()
 
 
 def test_a_failed_transaction_leaves_the_committed_state(store: StateStore) -> None:
