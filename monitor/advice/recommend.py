@@ -381,7 +381,7 @@ def _decide(
         needed_at_forecast_peak=a.needed_at_peak, floor=a.floor, schedule=schedule, explanation=_explain(a),
         warnings=tuple(warnings), gpus_per_replica=tier.tensor_parallel,
         gpu_hour_usd=plan.costs.gpu_hour_usd[tier.gpu], demand_rps=a.demand.value,
-        capacity_rps_now=a.table.capacity_of(int(obs.replicas_ready.value or 0)),
+        capacity_rps_now=a.table.capacity_of(current),
         state=AdviceState(low_since, recommended, a.calibration.steady, collapse),
         sized_for="slo" if a.slo_now else "throughput",
     )  # fmt: skip

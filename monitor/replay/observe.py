@@ -273,7 +273,7 @@ def _cumulative(counts: np.ndarray) -> np.ndarray:
 
 
 _TTFT, _TPOT = FixedBounds(TTFT_BUCKETS), FixedBounds(TPOT_BUCKETS)
-_QS, _LABELS = np.array([0.5, 0.95, 0.99]), ("p50", "p95", "p99")
+_QS, _LABELS = (0.5, 0.95, 0.99), ("p50", "p95", "p99")
 
 
 def _latencies(

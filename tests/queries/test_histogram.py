@@ -151,7 +151,7 @@ def test_fixed_bounds_answer_what_the_scalar_readers_answer_to_the_bit(bounds: t
         for q in (0.5, 0.95, 0.99, 1.0):
             got, want = reader.quantile(q, rows[row : row + 1])[0], quantile(q, buckets)
             assert (math.isnan(got) and math.isnan(want)) or got == want, (row, q)
-        several = reader.quantile(np.array([0.5, 0.95, 0.99]), np.repeat(rows[row : row + 1], 3, axis=0))
+        several = reader.quantile((0.5, 0.95, 0.99), np.repeat(rows[row : row + 1], 3, axis=0))
         one_by_one = [reader.quantile(q, rows[row : row + 1])[0] for q in (0.5, 0.95, 0.99)]
         assert np.array_equal(several, one_by_one, equal_nan=True), row  # one quantile per row reads the same
 
