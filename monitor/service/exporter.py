@@ -162,6 +162,9 @@ def _recommendations(s: Snapshot) -> Iterator[Metric]:
     stale = _gauge("planwatch_recommendation_stale", "1 when the recommendation holds on unknown data.", ["tier"])
     next_at = _gauge("planwatch_next_scale_up_timestamp_seconds", "When the next scale-up must start.", ["tier"])
     next_to = _gauge("planwatch_next_scale_up_replicas", "Replicas the next scale-up goes to.", ["tier"])
+    collapse = _gauge("planwatch_demand_collapse_since_timestamp_seconds",
+                      "When the tier's demand collapsed while the SLO counts (held as an incident: no scale-down "
+                      "until it returns); absent otherwise.", ["tier"])  # fmt: skip
     for t in s.evaluation.tiers if s.evaluation else ():
         r = t.recommendation
         if r is None:
@@ -173,7 +176,9 @@ def _recommendations(s: Snapshot) -> Iterator[Metric]:
         if r.next_scale_up is not None:
             next_at.add_metric([t.tier], r.next_scale_up.by)
             next_to.add_metric([t.tier], r.next_scale_up.replicas)
-    yield from (recommended, current, stale, next_at, next_to)
+        if r.state.collapse is not None:
+            collapse.add_metric([t.tier], r.state.collapse.since)
+    yield from (recommended, current, stale, next_at, next_to, collapse)
 
 
 def _triggers(s: Snapshot) -> Metric:

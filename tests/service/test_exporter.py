@@ -167,3 +167,27 @@ def test_the_metrics_route_serves_the_injected_registry(frozen: Callable[[], Ser
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     assert 'planwatch_recommended_replicas{tier="copilot"}' in response.text
     assert "python_gc_objects_collected_total" not in response.text  # not the global registry
+
+
+def test_a_collapse_of_demand_is_exported_with_when_it_began_and_gone_when_demand_returns(
+    frozen: Callable[[], Services], observer: FakeObserver, clock: Clock
+) -> None:
+    """What a KEDA or Grafana user sees when planwatch holds the fleet through an incident."""
+    began = clock.advance(6 * 3600.0)  # 09:00 in New York: the copilot's SLO counts
+
+    def now_rps(rps: float) -> dict[str, Measurement]:
+        five = Measurement.of(rps, window="5m")
+        return {"demand_rate_now": five, "request_rate_now": five}
+
+    observer.observations = {"copilot": copilot_observation(38.0, 4.0, **now_rps(0.2))}
+    services = frozen()
+    services.evaluate_now()
+    name = "planwatch_demand_collapse_since_timestamp_seconds"
+    assert _samples(services, name) == {"tier=copilot": began}
+    clock.advance(3600.0)
+    services.evaluate_now()  # still collapsed an hour on: the same incident, from the state file
+    assert _samples(services, name) == {"tier=copilot": began}
+    observer.observations = {"copilot": copilot_observation(38.0, 4.0, **now_rps(37.0))}
+    clock.advance(60.0)
+    services.evaluate_now()
+    assert _samples(services, name) == {}
