@@ -100,18 +100,25 @@ def test_advice_state_round_trips(store: StateStore) -> None:
     assert store.advice_states()["copilot"].collapse is None
 
 
-def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations_after(tmp_path: Path) -> None:
-    """A planwatch upgraded over its state file: the advice state it kept is read, and the new column is written."""
-    path = tmp_path / "state.db"
+def _old_state_file(folder: Path, version: int, columns: str, values: str) -> Path:
+    """A state file an earlier planwatch wrote: its schema version, and one advice_state row of its columns
+    (the first four every version has, then `columns` with `values`)."""
+    path = folder / "state.db"
     with sqlite3.connect(path) as db:
         db.executescript(
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-            "INSERT INTO meta VALUES ('schema_version', '1');"
+            f"INSERT INTO meta VALUES ('schema_version', '{version}');"
             "CREATE TABLE advice_state (tier TEXT PRIMARY KEY, low_since REAL, last_recommended INTEGER,"
-            " updated_at REAL NOT NULL);"
-            "INSERT INTO advice_state VALUES ('copilot', 90.0, 3, 100.0);"
+            f" updated_at REAL NOT NULL{columns});"
+            f"INSERT INTO advice_state VALUES ('copilot', 90.0, 3, 100.0{values});"
         )
     db.close()
+    return path
+
+
+def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations_after(tmp_path: Path) -> None:
+    """A planwatch upgraded over its state file: the advice state it kept is read, and the new column is written."""
+    path = _old_state_file(tmp_path, 1, "", "")
     store = StateStore.open(path)
     try:
         assert store.advice_states() == {"copilot": AdviceState(low_since=90.0, last_recommended=3)}
@@ -128,16 +135,7 @@ def test_a_state_file_of_schema_1_opens_with_its_rows_and_remembers_calibrations
 
 
 def test_a_state_file_of_schema_2_opens_with_its_rows_and_remembers_a_collapse_after(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
-    with sqlite3.connect(path) as db:
-        db.executescript(
-            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-            "INSERT INTO meta VALUES ('schema_version', '2');"
-            "CREATE TABLE advice_state (tier TEXT PRIMARY KEY, low_since REAL, last_recommended INTEGER,"
-            " updated_at REAL NOT NULL, calibration REAL);"
-            "INSERT INTO advice_state VALUES ('copilot', 90.0, 3, 100.0, 0.88);"
-        )
-    db.close()
+    path = _old_state_file(tmp_path, 2, ", calibration REAL", ", 0.88")
     store = StateStore.open(path)
     try:
         assert store.advice_states() == {"copilot": AdviceState(90.0, 3, 0.88)}
