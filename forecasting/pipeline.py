@@ -170,7 +170,7 @@ def _calibration(
     calibration = IntervalCalibration.from_errors(
         anchored.actual, anchored.forecast, floor=floor, step_seconds=step_seconds
     )
-    if anchor.short.weight == 0.0:
+    if not anchor.first_hour_anchored:
         return calibration
     return calibration.with_first_steps(*first_hour_paths(raw.actual, raw.forecast, raw.levels, anchor))
 

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from forecasting.anchoring import Anchor, HorizonAnchor, first_hour_paths, recent_level, recent_level_steps
+from forecasting.anchoring import (
+    Anchor,
+    HorizonAnchor,
+    _hour_blocks,
+    first_hour_paths,
+    recent_level,
+    recent_level_steps,
+)
 
 HOUR_5MIN = 12  # steps in an hour at 5 minutes
 
@@ -143,3 +152,33 @@ def test_the_joined_path_has_no_jump() -> None:
 )
 def test_the_reason_names_the_window_the_level_is_taken_over(step: float, minutes: str) -> None:
     assert f"the last {minutes} min level" in Anchor(0.5, 3600.0, step).describe()
+
+
+def test_a_first_hour_the_model_moves_through_keeps_the_models_move_while_quiet_hours_blend() -> None:
+    """The receding first hour: forecast at 07:30 with the ramp at 08:00, one first-hour anchor fitted on every
+    hour block (most of them quiet, where the flat level wins) held the hour near the level, and each refit
+    moved the ramp a refit later (fleetsim's 20-minute cold start: replicas never scheduled in time). Blocks
+    where the model moves more over the hour than "as now" misses by get their own anchor."""
+    actual, model, levels = night_origin_windows(3)
+    anchor = HorizonAnchor.fit(actual, model, levels, 300.0)
+    assert anchor.moving is not None and "moves more than" in anchor.describe()
+    ramp = daily_shape(np.arange(12 * 7 + 6, 12 * 7 + 6 + 288))  # from 07:30, the model right
+    rise = ramp[HOUR_5MIN - 1] - ramp[0]
+    split, single = anchor.apply(ramp, 100.0), replace(anchor, moving=None).apply(ramp, 100.0)
+    assert split[HOUR_5MIN - 1] - split[0] >= 0.9 * rise
+    assert single[HOUR_5MIN - 1] - single[0] <= 0.7 * rise  # what one anchor for every hour gave
+    quiet = daily_shape(np.arange(12 * 3, 12 * 3 + 288))  # 03:00: the model flat, the quiet hours' anchor
+    assert anchor.first_hour(quiet) == anchor.short
+    _, paths = first_hour_paths(actual, model, levels, anchor)  # the bands see the same split
+    _, blocks_model, block_levels = _hour_blocks(actual, model, levels, HOUR_5MIN, 300.0)
+    moving = np.abs(blocks_model[:, -1] - blocks_model[:, 0]) > anchor.move_threshold
+    assert moving.any() and not moving.all()
+    for i in (int(np.flatnonzero(moving)[0]), int(np.flatnonzero(~moving)[0])):
+        chosen = anchor.moving if moving[i] else anchor.short
+        assert np.allclose(paths[i], chosen.apply(blocks_model[i], block_levels[i]))
+
+
+def test_a_model_that_never_moves_over_an_hour_keeps_one_first_hour_anchor() -> None:
+    actual, _, levels = persistent_first_hour(4)
+    anchor = HorizonAnchor.fit(actual, np.full(actual.shape, 100.0), levels, 300.0)
+    assert anchor.moving is None and "moves more than" not in anchor.describe()
