@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fleetsim.scenarios import parse_scenarios
-from monitor.advice.capacity import capacity_table
+from monitor.advice.capacity import capacity_table, minute_quantile
 from monitor.plan import Plan, load_plan
 from monitor.replay.demand import Demand, load_demand, profile_demand
 from monitor.replay.render import HEADERS, table_rows
@@ -100,7 +100,7 @@ def noise_price(replay: Replay) -> None:
     rate), with the share of judged minutes that sizing still leaves short. No causal policy does better than
     that one at that share, so the gap between the two lines is out of any policy's reach, planwatch's too."""
     plan, judged = replay.plan, replay.judged
-    z = capacity_table(plan, plan.tiers[0], 1.0).minute_z
+    z = minute_quantile(plan.slo.availability)
     oracle = clairvoyant = 0.0
     short: dict[str, str] = {}
     for i, tier in enumerate(plan.tiers):

@@ -197,9 +197,9 @@ class HorizonAnchor:
             return self.long.describe()
         hours = self.short_steps * self.short.step_seconds / 3600.0
         first = self.short.describe() if self.short.weight > 0.0 else "not anchored"
-        if self.moving not in (None, self.short):
-            assert self.moving is not None
-            moving = self.moving.describe() if self.moving.weight > 0.0 else "not anchored"
+        moving_anchor = self.moving
+        if moving_anchor is not None and moving_anchor != self.short:
+            moving = moving_anchor.describe() if moving_anchor.weight > 0.0 else "not anchored"
             first = f"{first}, or where the model moves more than {self.move_threshold:.3g} over it, {moving}"
         then = self.long.describe() if self.long.weight > 0.0 else "the model's own path"
         return f"first {hours:g} h {first} (fitted on that block); then joined to {then}"
