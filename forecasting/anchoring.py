@@ -37,9 +37,11 @@ working-day naive copies), one for the rest. Why: one anchor fitted on every hou
 quiet hours, which are most of them, and there the flat level wins; applied at 07:30 with the ramp at 08:00
 it held the hour near the level, the ramp showed only after it, and each 15-minute refit moved it a refit
 later, so the advice never scheduled the replicas a 20-minute cold start ahead (fleetsim slow-cold-start:
-121 violating minutes, 97.98% SLO minutes -> 27, 99.55%). The price on the real series, where the daily
-naive's hour moves are mostly noise: ServeGen 1 h MASE vs last value 1.037 -> 1.086, NAB 0.892 -> 0.893,
-next-day figures unchanged.
+121 violating minutes, 97.98% SLO minutes -> 27, 99.55%). A second anchor and a threshold fitted on the
+blocks they are judged on always look better there, so the split is kept only where it also wins on blocks
+it was not fitted on (`_split_holds_out`: the earlier backtest windows against the later and back): on the
+real series, where the daily naive's hour moves are mostly noise, the split always on cost ServeGen 1 h MASE
+vs last value 1.037 -> 1.086; held out, 1.059 (NAB 0.893 -> 0.892), and slow-cold-start keeps its 99.58%.
 """
 
 from __future__ import annotations
@@ -211,14 +213,88 @@ class HorizonAnchor:
         actual2d, forecast2d = np.atleast_2d(actual), np.atleast_2d(forecast)
         long = Anchor.fit(actual2d, forecast2d, levels, step_seconds)
         blocks, paths, block_levels = _hour_blocks(actual2d, forecast2d, levels, short_steps, step_seconds)
-        threshold = _as_now_error(blocks, block_levels)
-        moves = np.abs(paths[:, -1] - paths[:, 0])
-        big = moves > threshold
+        split = _FirstHour.fit(blocks, paths, block_levels, step_seconds)
+        if split.moving is not None and not _split_holds_out(blocks, paths, block_levels, step_seconds,
+                                                             actual2d.shape[0]):  # fmt: skip
+            split = _FirstHour(Anchor.fit(blocks, paths, block_levels, step_seconds))
+        return cls(split.short, long, short_steps, join_steps, split.moving, split.threshold)
+
+
+@dataclass(frozen=True)
+class _FirstHour:
+    """The first hour's anchors fitted on a set of hour blocks: one, or two split by the move threshold."""
+
+    short: Anchor
+    moving: Anchor | None = None
+    threshold: float = math.inf
+
+    @classmethod
+    def fit(cls, blocks: FloatArray, paths: FloatArray, levels: FloatArray, step_seconds: float) -> _FirstHour:
+        """Two anchors where at least `_MIN_BLOCKS` blocks lie on each side of the move threshold, else one."""
+        threshold = _as_now_error(blocks, levels)
+        big = _moves(paths) > threshold
         if min(int(big.sum()), int((~big).sum())) < _MIN_BLOCKS:
-            return cls(Anchor.fit(blocks, paths, block_levels, step_seconds), long, short_steps, join_steps)
-        short = Anchor.fit(blocks[~big], paths[~big], block_levels[~big], step_seconds)
-        moving = Anchor.fit(blocks[big], paths[big], block_levels[big], step_seconds)
-        return cls(short, long, short_steps, join_steps, moving, threshold)
+            return cls(Anchor.fit(blocks, paths, levels, step_seconds))
+        short = Anchor.fit(blocks[~big], paths[~big], levels[~big], step_seconds)
+        moving = Anchor.fit(blocks[big], paths[big], levels[big], step_seconds)
+        return cls(short, moving, threshold)
+
+    def error(self, blocks: FloatArray, paths: FloatArray, levels: FloatArray) -> float:
+        """The sum of |actual - anchored path| over the observed steps of blocks this was not fitted on."""
+        big = _moves(paths) > self.threshold if self.moving is not None else np.zeros(len(paths), dtype=bool)
+        total = 0.0
+        for anchor, rows in ((self.short, ~big), (self.moving, big)):
+            if anchor is None or not np.any(rows):
+                continue
+            miss = np.abs(blocks[rows] - _anchored(anchor, paths[rows], levels[rows]))
+            total += float(miss[np.isfinite(miss)].sum())
+        return total
+
+
+def _split_holds_out(
+    blocks: FloatArray, paths: FloatArray, levels: FloatArray, step_seconds: float, windows: int
+) -> bool:
+    """Whether two first-hour anchors beat one on blocks they were not fitted on: two-fold, the earlier
+    backtest windows against the later ones and back (origins are in time order).
+
+    Why: the split adds a second anchor and a threshold, fitted on the same blocks it is judged on, so it
+    always looks better there. Where the model's hour moves are real (a morning ramp a working-day naive
+    copies) it predicts them on the other half too; where they are noise (the daily naive of a smooth
+    real aggregate) the moving blocks' anchor is fitted to noise, and held out it loses to one anchor:
+    ServeGen's 1 h MASE vs last value went 1.037 -> 1.086 with the split always on."""
+    if windows < 2:
+        return False
+    half = _block_windows(windows, len(blocks)) < windows // 2
+    split_error = one_error = 0.0
+    for fit_rows in (half, ~half):
+        args = (blocks[fit_rows], paths[fit_rows], levels[fit_rows])
+        held = (blocks[~fit_rows], paths[~fit_rows], levels[~fit_rows])
+        split_error += _FirstHour.fit(*args, step_seconds).error(*held)
+        one_error += _FirstHour(Anchor.fit(*args, step_seconds)).error(*held)
+    return split_error < one_error * (1.0 - 1e-9)  # equal anchors tie within float rounding: one
+
+
+def _block_windows(windows: int, blocks: int) -> np.ndarray:
+    """The backtest window each hour block comes from, in `_hour_blocks`' order: the windows' first hours,
+    then each window's later blocks (row-major)."""
+    first = np.arange(windows)
+    later = blocks - windows
+    return np.concatenate([first, np.repeat(first, later // windows)]) if later > 0 else first
+
+
+def _moves(paths: FloatArray) -> FloatArray:
+    """How far each path moves over its block (the model's predicted change over the hour)."""
+    return np.asarray(np.abs(paths[:, -1] - paths[:, 0]), dtype=np.float64)
+
+
+def _anchored(anchor: Anchor, paths: FloatArray, levels: FloatArray) -> FloatArray:
+    """`Anchor.apply` of every path toward its own level (a NaN level leaves its path as it is)."""
+    if anchor.weight == 0.0:
+        return paths
+    known = np.isfinite(levels)
+    level = np.where(known, levels, 0.0)[:, None]
+    blended = np.maximum(_blend(paths, level, anchor.weights(paths.shape[1])[None, :], anchor.shift), 0.0)
+    return np.where(known[:, None], blended, paths)
 
 
 def first_hour_paths(
