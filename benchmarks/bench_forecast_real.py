@@ -84,8 +84,10 @@ class Grid:
 
 def on_grid(series: Series, step_seconds: float | None) -> Grid:
     """Put `series` on its inferred grid, averaged into `step_seconds` blocks when given (coarse exports)."""
+    # the naive baselines copy the history as it was (an outage included), not as the forecaster cleans it
     regular = regularize(
-        Series(series.timestamps_s[np.isfinite(series.values)], series.values[np.isfinite(series.values)])
+        Series(series.timestamps_s[np.isfinite(series.values)], series.values[np.isfinite(series.values)]),
+        clear_outages=False,
     )
     step = regular.series.step_seconds
     start = regular.series.start_s

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from forecasting.regularizing import OUTAGE_SHARE
 from monitor.observe.model import Measurement, TierObservation
 from monitor.units import parse_duration
 
 __all__ = ["COLLAPSE_SHARE", "MIN_EXPECTED_REQUESTS", "Collapse", "collapse_now"]
 
-COLLAPSE_SHARE = 0.1
+# One definition of the event: the forecaster treats a finished one in the history as missing, not as demand.
+COLLAPSE_SHARE = OUTAGE_SHARE
 # At 30 expected, 3 or fewer arrive with probability 1e-9: a reading under a tenth is the demand, not chance.
 MIN_EXPECTED_REQUESTS = 30.0
 

@@ -125,3 +125,63 @@ def test_series_types_validate_their_input() -> None:
     np.testing.assert_allclose(regular.future_timestamps(2), [2500.0, 2800.0])
     with pytest.raises(ValueError, match="read-only"):
         regular.values[0] = 3.0
+
+
+def outage(truth: Series, first: int, steps: int, level: float = 0.5) -> np.ndarray:
+    """The series with `steps` points from `first` at `level` req/s: an upstream outage mid-afternoon."""
+    broken = truth.values.copy()
+    broken[first : first + steps] = level
+    return broken
+
+
+@pytest.mark.parametrize(
+    ("steps", "until_end", "cleared"),
+    [
+        pytest.param(24, False, 24, id="a two-hour outage that ended is missing and filled from the week before"),
+        pytest.param(12, False, 12, id="one that lasted the hour its level is measured over is an outage"),
+        pytest.param(6, False, 0, id="a half-hour dip is a dip in the hour, not an outage"),
+        pytest.param(24, True, 0, id="one still under way at the end of the history is what demand is now"),
+    ],
+)
+def test_a_finished_outage_is_an_incident_not_demand(steps: int, until_end: bool, cleared: int) -> None:
+    """ServeGen's Wednesday afternoon fell from ~1,800 to ~5 req/s for two hours and came back in one window:
+    a daily naive fitted on it forecast the same hours of Thursday as another outage."""
+    truth = traffic(10, poisson=False)
+    first = 9 * DAY + 15 * 12  # 15:00 on the tenth day, in business hours
+    broken = outage(truth, first, steps)
+    end = first + steps if until_end else len(truth)
+    done = regularize(Series(truth.timestamps_s[:end], broken[:end]))
+    assert done.report.outage_steps == cleared
+    kept = done.series.values[first : first + steps]
+    if cleared:
+        assert done.filled is not None and done.filled[first : first + steps].all()
+        assert np.max(np.abs(kept - truth.values[first : first + steps])) < 0.1 * truth.values.max()
+        assert "finished outages" in done.report.describe()
+    else:
+        np.testing.assert_array_equal(kept, broken[first : first + steps])
+
+
+def test_a_quiet_tiers_fall_to_zero_is_not_an_outage() -> None:
+    """Under the quiet floor (5% of the series' 95th percentile) zeros are real demand, as for the resets."""
+    values = np.concatenate([np.full(24, 40.0), np.full(24, 1.0), np.zeros(24), np.full(24, 1.0)])
+    done = regularize(Series(np.arange(values.size) * STEP, values))
+    assert done.report.outage_steps == 0
+    np.testing.assert_array_equal(done.series.values, values)
+
+
+def test_an_outage_can_be_kept_for_a_caller_that_copies_the_history_as_it_was() -> None:
+    truth = traffic(10, poisson=False)
+    broken = outage(truth, 9 * DAY + 15 * 12, 24)
+    done = regularize(with_values(truth, broken), clear_outages=False)
+    assert done.report.outage_steps == 0
+    np.testing.assert_array_equal(done.series.values, broken)
+
+
+def test_a_service_that_goes_quiet_every_evening_is_the_season_not_an_outage() -> None:
+    """fleetsim's business-hours profile falls from its plateau to ~0 within the hour after 18:30 every day,
+    below a tenth of the hour before it; the day before it did the same, so it is the daily cycle."""
+    hour = np.arange(10 * DAY) * STEP / 3600.0 % 24.0
+    values = np.clip(np.minimum(hour - 8.0, 19.5 - hour), 0.0, 1.0) * 40.0
+    done = regularize(Series(np.arange(values.size) * STEP, values))
+    assert done.report.outage_steps == 0
+    np.testing.assert_array_equal(done.series.values, values)
