@@ -63,7 +63,12 @@ class ModelChoice:
 
     def reusable(self, end_s: float, signature: tuple[object, ...], spacing_s: float) -> bool:
         """May a refit on a history ending at `end_s`, planned as `signature`, keep this choice?"""
-        return not self.constant and signature == self.signature and 0.0 <= end_s - self.made_at_s < spacing_s
+        return not self.constant and signature == self.signature and not self.aged(end_s, spacing_s)
+
+    def aged(self, end_s: float, spacing_s: float) -> bool:
+        """Whether a refit on a history ending at `end_s` is too late (or too early) to keep this choice: a
+        calibration spacing or more after it (or before it was made)."""
+        return not 0.0 <= end_s - self.made_at_s < spacing_s
 
     def describe(self, end_s: float, spacing_s: float) -> str:
         """The reason as a fit on a history ending at `end_s` reports it: said to be kept when it is older."""

@@ -124,12 +124,14 @@ class Planwatch:
 
     def _backtests_due(self, now: float) -> list[str]:
         """Tiers whose refit will backtest again: their last choice came from a backtest and is a calibration
-        spacing old (`ModelChoice.reusable`). Only where the work is done depends on it, never a result."""
+        spacing old (`ModelChoice.aged`, what `reusable` reads). Only where the work is done depends on it,
+        never a result."""
         spacing = ForecastSettings().calibration_spacing_seconds
         due = []
         for name, f in self.forecasts.items():
             choice = f.choice
-            if choice is not None and choice.report is not None and now - choice.made_at_s >= spacing - 1e-6:
+            # a microsecond's slack: the history ends at `now` up to float rounding
+            if choice is not None and choice.report is not None and choice.aged(now + 1e-6, spacing):
                 due.append(name)
         return due
 

@@ -84,3 +84,23 @@ def test_a_constant_choice_is_not_kept_once_the_history_moves() -> None:
     moved = np.concatenate([idle, np.full(12, 5.0)])
     refit = _fit(moved, first)
     assert refit.backtest is not None and refit.choice is not first.choice
+
+
+@pytest.mark.parametrize(
+    ("hours_after", "aged"),
+    [
+        pytest.param(0.0, False, id="the history it was made on keeps it"),
+        pytest.param(5.75, False, id="just inside the spacing keeps it"),
+        pytest.param(6.0, True, id="one spacing after it backtests again"),
+        pytest.param(-1.0, True, id="a history that ends before it was made backtests again"),
+    ],
+)
+def test_a_choice_ages_at_one_spacing_which_is_what_reuse_and_the_replays_work_split_read(
+    hours_after: float, aged: bool
+) -> None:
+    choice = FIRST.choice
+    assert choice is not None and choice.report is not None
+    spacing = SETTINGS.calibration_spacing_seconds
+    end = choice.made_at_s + hours_after * HOUR
+    assert choice.aged(end, spacing) is aged
+    assert choice.reusable(end, choice.signature, spacing) is (not aged)
