@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from monitor.advice.capacity import Calibration, CapacityTable, calibrate, capacity_table
 from monitor.advice.collapse import collapse_now
 from monitor.advice.model import (
@@ -28,7 +26,8 @@ from monitor.advice.model import (
     Recommendation,
     ScaleStep,
 )
-from monitor.advice.window import OUTSIDE_HOURS, business_flags, judged_points, slo_counts, throughput_table
+from monitor.advice.ramp import Points, Tables, held_for_ramp, highest, needed_at_peak, scale_schedule
+from monitor.advice.window import OUTSIDE_HOURS, slo_counts, throughput_table
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.hours import in_business_hours
 from monitor.plan.model import Plan, Tier
@@ -107,15 +106,15 @@ def _assess(
     current = int(obs.replicas_ready.value or 0)
     cal = calibrate(plan, tier, obs, settings, remembered)
     table = capacity_table(plan, tier, cal.factor)
-    tables = _Tables(table, throughput_table(table))
+    tables = Tables(table, throughput_table(table))
     slo_now = slo_counts(plan, now)
     sizing = tables.pick(slo_now)
     needed_now = sizing.replicas_for_minutes(demand.value or 0.0)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
-    points = _Points.of(plan, outlook, business)
-    steps = _schedule(tables, points, current, cold, settings.safety_margin_seconds)
+    points = Points.of(plan, outlook, business)
+    steps = scale_schedule(tables, points, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
-    held = _held_for_ramp(tables, points, now, cold + settings.safety_margin_seconds)
+    held = held_for_ramp(tables, points, now, cold + settings.safety_margin_seconds)
     floor = _floor(plan, tier, table, points, now, cold, settings)
     before_a_day = _plan_before_a_day(plan, tier, table, outlook, now, cold, settings)
     floor = max(floor, before_a_day)
@@ -127,7 +126,7 @@ def _assess(
         sizing=sizing,
         slo_now=slo_now,
         needed_now=needed_now,
-        needed_at_peak=_needed_at_peak(tables, points),
+        needed_at_peak=needed_at_peak(tables, points),
         floor=floor,
         floor_from_plan=before_a_day > 0 and before_a_day == floor,
         reactive=reactive,
@@ -148,117 +147,11 @@ def _cooldown(slo_now: bool, cold: float, settings: AdviceSettings) -> float:
     return min(settings.scale_down_cooldown_seconds, cold)
 
 
-@dataclass(frozen=True)
-class _Tables:
-    """The tier's two bounds at one calibration: the SLO's, and throughput's for moments the SLO does not count."""
-
-    slo: CapacityTable
-    throughput: CapacityTable
-
-    def pick(self, judged: bool) -> CapacityTable:
-        return self.slo if judged else self.throughput
-
-    def capacities(self, replicas: int, judged: np.ndarray) -> np.ndarray | float:
-        """What `replicas` serve at each point, by the bound of its moment."""
-        slo = self.slo.capacity_of(replicas)
-        if judged.all():
-            return slo
-        return np.where(judged, slo, self.throughput.capacity_of(replicas))
-
-
-@dataclass(frozen=True)
-class _Points:
-    """The outlook's points as arrays: when, the upper bound, whether in business hours, whether the SLO sizes
-    the point (`judged_points`), and the demand it is planned on. The planned demand is the upper bound where
-    the SLO counts (it guards the SLO against the forecast's error), the mean where only throughput does (the
-    queue stays bounded when capacity exceeds the mean rate; demand above the forecast shows as a growing
-    queue, which scales up reactively). Arrays because advice reads hundreds of points every minute."""
-
-    times: np.ndarray
-    upper: np.ndarray
-    business: np.ndarray
-    judged: np.ndarray
-    planned: np.ndarray
-    step: float  # between points
-
-    @classmethod
-    def of(cls, plan: Plan, outlook: DemandOutlook | None, business: tuple[bool, ...] | None) -> _Points | None:
-        if outlook is None or not outlook.timestamps:
-            return None
-        flags = business if business is not None else business_flags(plan, outlook.timestamps)
-        times, upper = np.asarray(outlook.timestamps, dtype=float), np.asarray(outlook.upper, dtype=float)
-        judged = np.asarray(judged_points(plan, flags), dtype=bool)
-        planned = upper if judged.all() else np.where(judged, upper, np.asarray(outlook.mean, dtype=float))
-        step = float(times[1] - times[0]) if times.size > 1 else 0.0
-        return cls(times, upper, np.asarray(flags, dtype=bool), judged, planned, step)
-
-
-def _highest(values: np.ndarray, mask: np.ndarray) -> float:
-    """The highest value where `mask` holds, NaN points skipped; 0 where none is left."""
-    chosen = values[mask]
-    chosen = chosen[~np.isnan(chosen)]
-    return float(chosen.max()) if chosen.size else 0.0
-
-
-def _needed_at_peak(tables: _Tables, points: _Points | None) -> int | None:
-    """Replicas the forecast's highest point needs, each point by the bound of its moment."""
-    if points is None:
-        return None
-    return _need_at_highest(tables, points, np.ones(points.times.size, dtype=bool))
-
-
-def _need_at_highest(tables: _Tables, points: _Points, among: np.ndarray) -> int:
-    """Replicas the highest planned point `among` the given ones needs, each point by the bound of its moment:
-    the need never falls as demand grows, so the highest point of each kind decides (0 where none)."""
-    judged, planned = points.judged, points.planned
-    return max(tables.slo.replicas_for_minutes(_highest(planned, among & judged)),
-               tables.throughput.replicas_for_minutes(_highest(planned, among & ~judged)))  # fmt: skip
-
-
-def _schedule(tables: _Tables, points: _Points | None, current: int, cold: float, margin: float) -> list[ScaleStep]:
-    """One step per replica above `current` the forecast will need (`_Points.planned`), each point sized by the
-    bound of its moment (the SLO's, or throughput's outside the availability window). A forecast point stands
-    for the step that ends at it (demand histories are rates over the step before each stamp), so demand
-    can reach its value at the start of that step: that is when the replica is needed."""
-    if points is None:
-        return []
-    steps, have, step = [], current, points.step
-    # one array pass over the points `have` already serves (both tables share the minute quantile)
-    rates, at, mask = tables.slo.minute_rates(points.planned), 0, points.judged
-    while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
-        t, upper, at = float(points.times[i]), float(points.planned[i]), i + 1
-        need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))
-        while need > have:
-            have += 1
-            steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
-    return steps
-
-
-def _held_for_ramp(tables: _Tables, points: _Points | None, now: float, lead: float) -> int:
-    """Replicas the forecast needs before a replacement started now could be ready: the points whose schedule
-    step would already be due (needed within the cold start and the margin), each by its moment's bound. The
-    schedule asks only for replicas above the current count, so without this a replica it brought up for the
-    morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
-    if points is None:
-        return 0
-    return _need_at_highest(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
-
-
-def _first_unserved(tables: _Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:
-    """The first index from `start` whose minute rate `replicas` do not hold by its moment's bound (a NaN
-    point included), or None."""
-    if judged.all():
-        return tables.slo.first_unserved(replicas, rates, start)
-    capacity = tables.capacities(replicas, judged[start:])
-    over = np.flatnonzero(~(rates[start:] <= capacity))
-    return start + int(over[0]) if over.size else None
-
-
 def _floor(
     plan: Plan,
     tier: Tier,
     table: CapacityTable,
-    points: _Points | None,
+    points: Points | None,
     now: float,
     cold: float,
     settings: AdviceSettings,
@@ -271,7 +164,7 @@ def _floor(
     if points is None or not in_business_hours(now, plan.workload.business_hours):
         return floor
     lead = cold + settings.safety_margin_seconds
-    peak = _highest(points.upper, points.business & (points.times <= now + lead))
+    peak = highest(points.upper, points.business & (points.times <= now + lead))
     return max(floor, _with_spare(plan, tier, table, peak, cold, settings))
 
 

@@ -1,0 +1,126 @@
+"""What the forecast asks of a tier: the scale-up schedule a cold start ahead of the ramp, the replicas held
+for a ramp due within a cold start, and the need at the forecast's peak (monitor.advice.recommend composes
+them with the need now, the floor and the hysteresis).
+
+Every forecast point is sized by the bound of its own moment (`Tables.pick`: the SLO's where it counts, the
+throughput's outside the availability window) and per minute (`CapacityTable.minute_rates`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from monitor.advice.capacity import CapacityTable
+from monitor.advice.model import DemandOutlook, ScaleStep
+from monitor.advice.window import business_flags, judged_points
+from monitor.plan.model import Plan
+
+__all__ = ["Points", "Tables", "held_for_ramp", "highest", "need_at_highest", "needed_at_peak", "scale_schedule"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The tier's two bounds at one calibration: the SLO's, and throughput's for moments the SLO does not count."""
+
+    slo: CapacityTable
+    throughput: CapacityTable
+
+    def pick(self, judged: bool) -> CapacityTable:
+        return self.slo if judged else self.throughput
+
+    def capacities(self, replicas: int, judged: np.ndarray) -> np.ndarray | float:
+        """What `replicas` serve at each point, by the bound of its moment."""
+        slo = self.slo.capacity_of(replicas)
+        if judged.all():
+            return slo
+        return np.where(judged, slo, self.throughput.capacity_of(replicas))
+
+
+@dataclass(frozen=True)
+class Points:
+    """The outlook's points as arrays: when, the upper bound, whether in business hours, whether the SLO sizes
+    the point (`judged_points`), and the demand it is planned on. The planned demand is the upper bound where
+    the SLO counts (it guards the SLO against the forecast's error), the mean where only throughput does (the
+    queue stays bounded when capacity exceeds the mean rate; demand above the forecast shows as a growing
+    queue, which scales up reactively). Arrays because advice reads hundreds of points every minute."""
+
+    times: np.ndarray
+    upper: np.ndarray
+    business: np.ndarray
+    judged: np.ndarray
+    planned: np.ndarray
+    step: float  # between points
+
+    @classmethod
+    def of(cls, plan: Plan, outlook: DemandOutlook | None, business: tuple[bool, ...] | None) -> Points | None:
+        if outlook is None or not outlook.timestamps:
+            return None
+        flags = business if business is not None else business_flags(plan, outlook.timestamps)
+        times, upper = np.asarray(outlook.timestamps, dtype=float), np.asarray(outlook.upper, dtype=float)
+        judged = np.asarray(judged_points(plan, flags), dtype=bool)
+        planned = upper if judged.all() else np.where(judged, upper, np.asarray(outlook.mean, dtype=float))
+        step = float(times[1] - times[0]) if times.size > 1 else 0.0
+        return cls(times, upper, np.asarray(flags, dtype=bool), judged, planned, step)
+
+
+def highest(values: np.ndarray, mask: np.ndarray) -> float:
+    """The highest value where `mask` holds, NaN points skipped; 0 where none is left."""
+    chosen = values[mask]
+    chosen = chosen[~np.isnan(chosen)]
+    return float(chosen.max()) if chosen.size else 0.0
+
+
+def needed_at_peak(tables: Tables, points: Points | None) -> int | None:
+    """Replicas the forecast's highest point needs, each point by the bound of its moment."""
+    if points is None:
+        return None
+    return need_at_highest(tables, points, np.ones(points.times.size, dtype=bool))
+
+
+def need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
+    """Replicas the highest planned point `among` the given ones needs, each point by the bound of its moment:
+    the need never falls as demand grows, so the highest point of each kind decides (0 where none)."""
+    judged, planned = points.judged, points.planned
+    return max(tables.slo.replicas_for_minutes(highest(planned, among & judged)),
+               tables.throughput.replicas_for_minutes(highest(planned, among & ~judged)))  # fmt: skip
+
+
+def scale_schedule(tables: Tables, points: Points | None, current: int, cold: float, margin: float) -> list[ScaleStep]:
+    """One step per replica above `current` the forecast will need (`Points.planned`), each point sized by the
+    bound of its moment (the SLO's, or throughput's outside the availability window). A forecast point stands
+    for the step that ends at it (demand histories are rates over the step before each stamp), so demand
+    can reach its value at the start of that step: that is when the replica is needed."""
+    if points is None:
+        return []
+    steps, have, step = [], current, points.step
+    # one array pass over the points `have` already serves (both tables share the minute quantile)
+    rates, at, mask = tables.slo.minute_rates(points.planned), 0, points.judged
+    while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
+        t, upper, at = float(points.times[i]), float(points.planned[i]), i + 1
+        need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))
+        while need > have:
+            have += 1
+            steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
+    return steps
+
+
+def held_for_ramp(tables: Tables, points: Points | None, now: float, lead: float) -> int:
+    """Replicas the forecast needs before a replacement started now could be ready: the points whose schedule
+    step would already be due (needed within the cold start and the margin), each by its moment's bound. The
+    schedule asks only for replicas above the current count, so without this a replica it brought up for the
+    morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
+    if points is None:
+        return 0
+    return need_at_highest(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
+
+
+def _first_unserved(tables: Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:
+    """The first index from `start` whose minute rate `replicas` do not hold by its moment's bound (a NaN
+    point included), or None."""
+    if judged.all():
+        return tables.slo.first_unserved(replicas, rates, start)
+    capacity = tables.capacities(replicas, judged[start:])
+    over = np.flatnonzero(~(rates[start:] <= capacity))
+    return start + int(over[0]) if over.size else None
