@@ -34,9 +34,9 @@ __all__ = ["OUTAGE_SHARE", "RegularizeReport", "Regularized", "infer_step_second
 
 _MAX_GRID_POINTS = 5_000_000
 _RESET_RATIO = 0.2
-# A fall below this share of the last hour's demand within one step is an outage, not a trend: organic
-# declines (the evening, a holiday) take hours. The advice's collapse (monitor.advice.collapse) is the same
-# event seen live.
+# Demand below this share of the last hour's, where the daily cycle had no such fall, is an outage, not a
+# trend: organic declines (the evening, a holiday) take hours or come every day. The advice's collapse
+# (monitor.advice.collapse) is the same event seen live.
 OUTAGE_SHARE = 0.1
 _QUIET_SHARE = 0.05  # of the series' 95th percentile: below it, a level is quiet and its zeros are real
 _OUTAGE_LEVEL_S = 3600.0
@@ -177,7 +177,7 @@ def _clear_outages(values: FloatArray, step_seconds: float) -> int:
         with np.errstate(invalid="ignore"):
             back = np.flatnonzero(values[start:] >= line)
         if back.size == 0:
-            break  # still under way at the end of the history: what demand is now
+            break  # still under way at the end of the history: what demand is now (and all after it is in it)
         after = start + int(back[0])
         if after - start < hour:
             continue  # shorter than the hour its level is measured over: a dip in that hour, not an outage
