@@ -17,7 +17,7 @@ from monitor.advice.model import DemandOutlook, ScaleStep
 from monitor.advice.window import business_flags, judged_points
 from monitor.plan.model import Plan
 
-__all__ = ["Points", "Tables", "held_for_ramp", "highest", "need_at_highest", "needed_at_peak", "scale_schedule"]
+__all__ = ["Points", "Tables", "held_for_ramp", "highest", "needed_at_peak", "scale_schedule"]
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,10 @@ def needed_at_peak(tables: Tables, points: Points | None) -> int | None:
     """Replicas the forecast's highest point needs, each point by the bound of its moment."""
     if points is None:
         return None
-    return need_at_highest(tables, points, np.ones(points.times.size, dtype=bool))
+    return _need_at_highest(tables, points, np.ones(points.times.size, dtype=bool))
 
 
-def need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
+def _need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
     """Replicas the highest planned point `among` the given ones needs, each point by the bound of its moment:
     the need never falls as demand grows, so the highest point of each kind decides (0 where none)."""
     judged, planned = points.judged, points.planned
@@ -113,7 +113,7 @@ def held_for_ramp(tables: Tables, points: Points | None, now: float, lead: float
     morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
     if points is None:
         return 0
-    return need_at_highest(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
+    return _need_at_highest(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
 
 
 def _first_unserved(tables: Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:
