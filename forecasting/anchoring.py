@@ -99,12 +99,17 @@ class Anchor:
         h = np.arange(horizon_steps, dtype=np.float64)
         return np.asarray(self.weight * 0.5 ** (h * self.step_seconds / self.half_life_s), dtype=np.float64)
 
-    def apply(self, forecast: FloatArray, level: float) -> FloatArray:
-        """The blended path; a NaN level (no recent observation) leaves the forecast as it is."""
-        if self.weight == 0.0 or not np.isfinite(level):
-            return np.asarray(forecast, dtype=np.float64)
-        w = self.weights(np.shape(forecast)[-1])
-        return np.asarray(np.maximum(_blend(forecast, level, w, self.shift), 0.0), dtype=np.float64)
+    def apply(self, forecast: FloatArray, level: float | FloatArray) -> FloatArray:
+        """The blended path; a NaN level (no recent observation) leaves the forecast as it is. Paths stacked
+        in rows take a level per row."""
+        path = np.asarray(forecast, dtype=np.float64)
+        levels = np.asarray(level, dtype=np.float64)
+        known = np.isfinite(levels)
+        if self.weight == 0.0 or not known.any():
+            return path
+        at = np.where(known, levels, 0.0)[..., None]  # one level per row, broadcast along its steps
+        blended = np.maximum(_blend(path, at, self.weights(path.shape[-1]), self.shift), 0.0)
+        return np.asarray(blended if known.all() else np.where(known[..., None], blended, path), dtype=np.float64)
 
     def describe(self) -> str:
         if self.weight == 0.0:
@@ -216,7 +221,7 @@ class HorizonAnchor:
         split = _FirstHour.fit(blocks, paths, block_levels, step_seconds)
         if split.moving is not None and not _split_holds_out(blocks, paths, block_levels, step_seconds,
                                                              actual2d.shape[0]):  # fmt: skip
-            split = _FirstHour(Anchor.fit(blocks, paths, block_levels, step_seconds))
+            split = _FirstHour.one(blocks, paths, block_levels, step_seconds)
         return cls(split.short, long, short_steps, join_steps, split.moving, split.threshold)
 
 
@@ -229,12 +234,17 @@ class _FirstHour:
     threshold: float = math.inf
 
     @classmethod
+    def one(cls, blocks: FloatArray, paths: FloatArray, levels: FloatArray, step_seconds: float) -> _FirstHour:
+        """One anchor for every block."""
+        return cls(Anchor.fit(blocks, paths, levels, step_seconds))
+
+    @classmethod
     def fit(cls, blocks: FloatArray, paths: FloatArray, levels: FloatArray, step_seconds: float) -> _FirstHour:
         """Two anchors where at least `_MIN_BLOCKS` blocks lie on each side of the move threshold, else one."""
         threshold = _as_now_error(blocks, levels)
         big = _moves(paths) > threshold
         if min(int(big.sum()), int((~big).sum())) < _MIN_BLOCKS:
-            return cls(Anchor.fit(blocks, paths, levels, step_seconds))
+            return cls.one(blocks, paths, levels, step_seconds)
         short = Anchor.fit(blocks[~big], paths[~big], levels[~big], step_seconds)
         moving = Anchor.fit(blocks[big], paths[big], levels[big], step_seconds)
         return cls(short, moving, threshold)
@@ -246,7 +256,7 @@ class _FirstHour:
         for anchor, rows in ((self.short, ~big), (self.moving, big)):
             if anchor is None or not np.any(rows):
                 continue
-            miss = np.abs(blocks[rows] - _anchored(anchor, paths[rows], levels[rows]))
+            miss = np.abs(blocks[rows] - anchor.apply(paths[rows], levels[rows]))
             total += float(miss[np.isfinite(miss)].sum())
         return total
 
@@ -270,7 +280,7 @@ def _split_holds_out(
         args = (blocks[fit_rows], paths[fit_rows], levels[fit_rows])
         held = (blocks[~fit_rows], paths[~fit_rows], levels[~fit_rows])
         split_error += _FirstHour.fit(*args, step_seconds).error(*held)
-        one_error += _FirstHour(Anchor.fit(*args, step_seconds)).error(*held)
+        one_error += _FirstHour.one(*args, step_seconds).error(*held)
     return split_error < one_error * (1.0 - 1e-9)  # equal anchors tie within float rounding: one
 
 
@@ -285,16 +295,6 @@ def _block_windows(windows: int, blocks: int) -> np.ndarray:
 def _moves(paths: FloatArray) -> FloatArray:
     """How far each path moves over its block (the model's predicted change over the hour)."""
     return np.asarray(np.abs(paths[:, -1] - paths[:, 0]), dtype=np.float64)
-
-
-def _anchored(anchor: Anchor, paths: FloatArray, levels: FloatArray) -> FloatArray:
-    """`Anchor.apply` of every path toward its own level (a NaN level leaves its path as it is)."""
-    if anchor.weight == 0.0:
-        return paths
-    known = np.isfinite(levels)
-    level = np.where(known, levels, 0.0)[:, None]
-    blended = np.maximum(_blend(paths, level, anchor.weights(paths.shape[1])[None, :], anchor.shift), 0.0)
-    return np.where(known[:, None], blended, paths)
 
 
 def first_hour_paths(
