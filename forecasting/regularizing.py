@@ -229,14 +229,20 @@ def _seasonal_fill(values: FloatArray, first: int, stop: int, periods: tuple[int
                 continue
             left_idx = np.arange(max(0, first - _EDGE_POINTS), first)
             right_idx = np.arange(stop, min(n, stop + _EDGE_POINTS))
-            left_off = np.nanmean(values[left_idx] - values[left_idx + shift])
-            right_off = np.nanmean(values[right_idx] - values[right_idx + shift])
+            left_off = _finite_mean(values[left_idx] - values[left_idx + shift])
+            right_off = _finite_mean(values[right_idx] - values[right_idx + shift])
             if not (np.isfinite(left_off) and np.isfinite(right_off)):
                 continue
             weights = np.arange(1, stop - first + 1) / (stop - first + 1)
             values[first:stop] = np.maximum(reference + left_off + (right_off - left_off) * weights, 0.0)
             return True
     return False
+
+
+def _finite_mean(values: FloatArray) -> float:
+    """Mean of the finite values; NaN when there is none (an edge of only gaps), without numpy's warning."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else float("nan")
 
 
 def _fill_gaps(values: FloatArray, step_seconds: float, max_interpolate_steps: int) -> tuple[int, int, int]:
