@@ -17,7 +17,10 @@ does; then, per series:
 - peak cover: share of origins whose next-peak 95% upper bound >= the realized peak of the next 24 h, and the
   mean over-provision (upper / realized - 1) on those; and each realized peak some bound missed, by how
   much and against the highest value before it (one burst is missed by every origin whose day holds it);
-- the models picked.
+- the models picked;
+- two reaches fitted in hindsight on the scored origins themselves (no forecaster has them; a target beyond
+  them is beyond these predictors): the 1 h MASE vs last value of the best linear mix of simple predictors,
+  and the least over-provision at which a fixed factor on the peak bound's own predictors covers 90% of days.
 `--step-seconds` first averages each series into coarser steps (hourly exports), to check coarse inputs.
 
 Speed: `forecast_many` on 10 tiers x 14 days at 5 minutes (tiers cut from both real series, scaled and with
