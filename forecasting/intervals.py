@@ -236,7 +236,7 @@ class PeakCalibration:
     for the peak, nothing is provisioned below it): the 95% bound is the 95% quantile, covered on 95% of
     days. Windows are taken every few hours, so they overlap and share days: k and the degrees of freedom
     count the days they span, not the windows. `reference` names the model whose peak is scaled (the
-    one whose peak misses scatter least, see the pipeline) and `sd` that scatter.
+    one whose peak misses scatter least, see `forecasting.choosing`) and `sd` that scatter.
     """
 
     reference: str
