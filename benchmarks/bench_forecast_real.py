@@ -181,9 +181,8 @@ def rolling_origins(grid: Grid, every_hours: float) -> list[int]:
     return [o for o in range(7 * day, grid.observed.size - day + 1, every) if np.isfinite(grid.observed[o - 1])]
 
 
-def evaluate(grid: Grid, every_hours: float, settings: ForecastSettings) -> tuple[Tally, float]:
-    """Forecast at each rolling origin."""
-    origins = rolling_origins(grid, every_hours)
+def evaluate(grid: Grid, origins: list[int], settings: ForecastSettings) -> tuple[Tally, float]:
+    """Forecast at each origin."""
     tally = Tally.empty()
     started = time.perf_counter()
     for origin in origins:
@@ -344,8 +343,9 @@ def main() -> None:
     for name, grid in grids.items():
         if args.series and name not in args.series:
             continue
-        tally, seconds = evaluate(grid, args.every_hours, settings)
-        report(grid, tally, seconds, rolling_origins(grid, args.every_hours))
+        origins = rolling_origins(grid, args.every_hours)
+        tally, seconds = evaluate(grid, origins, settings)
+        report(grid, tally, seconds, origins)
     if not args.skip_speed:
         native = {name: on_grid(series, None) for name, series in load_series(args.traces).items()}
         tiers = speed_tiers(native, 10, 14)
