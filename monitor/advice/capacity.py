@@ -69,17 +69,9 @@ class CapacityTable:
     1,000-replica fleet. Where the SLO is below the TTFT floor (not `ttft_feasible`) both count throughput
     only, and the advice warns."""
 
-    def __init__(
-        self,
-        model: ReplicaModel,
-        batch: int,
-        ttft_slo: float,
-        feasible: bool,
-        minute_z: float = 0.0,
-        window_s: float = 60.0,
-    ) -> None:
+    def __init__(self, model: ReplicaModel, batch: int, ttft_slo: float, feasible: bool, minute_z: float = 0.0) -> None:
         self.model, self.batch, self.ttft_slo, self.ttft_feasible = model, batch, ttft_slo, feasible
-        self.minute_z, self.window_s = minute_z, window_s
+        self.minute_z = minute_z
         self.requests_per_second_per_replica = model.requests_per_second(batch) if batch else 0.0
         self._known: dict[int, float] = {0: 0.0}
         self._demands: list[float] = []  # demands searched, ascending, and the replicas each needs
@@ -94,8 +86,7 @@ class CapacityTable:
         return self._known[replicas]
 
     def minute_rate(self, demand_rps: float) -> float:
-        """The rate a minute of this mean demand reaches at the availability's quantile: r + z sqrt(r / 60)
-        (sqrt(r / window_s) for a table whose bound is judged over a longer window, `window.throughput_table`).
+        """The rate a minute of this mean demand reaches at the availability's quantile: r + z sqrt(r / 60).
 
         Why: the demand the advice reads (a 5-minute forecast bound, a rate over a window) is a mean, but the
         SLO is judged minute by minute, and a minute's request count is Poisson around 60 r with standard
@@ -105,7 +96,7 @@ class CapacityTable:
         the sized rate about as often as the SLO allows minutes to fail."""
         if demand_rps <= 0:
             return 0.0
-        return demand_rps + self.minute_z * math.sqrt(demand_rps / self.window_s)
+        return demand_rps + self.minute_z * math.sqrt(demand_rps / 60.0)
 
     def replicas_for_minutes(self, demand_rps: float) -> int:
         """The advice's lookup: the fewest replicas whose capacity covers `minute_rate(demand)`."""
@@ -119,7 +110,7 @@ class CapacityTable:
         """`minute_rate` of every demand at once, the same float64 arithmetic (IEEE sqrt is exact-rounded in
         both math and numpy), so a schedule over hundreds of forecast points is one array operation."""
         demand = np.asarray(demands_rps, dtype=float)
-        rates = demand + self.minute_z * np.sqrt(np.maximum(demand, 0.0) / self.window_s)
+        rates = demand + self.minute_z * np.sqrt(np.maximum(demand, 0.0) / 60.0)
         rates[demand <= 0] = 0.0
         return rates
 

@@ -30,13 +30,6 @@ class Tables:
     def pick(self, judged: bool) -> CapacityTable:
         return self.slo if judged else self.throughput
 
-    def rates(self, demands: np.ndarray, judged: np.ndarray) -> np.ndarray:
-        """The rate each point is sized at (`CapacityTable.minute_rates`), by the bound of its moment."""
-        slo = self.slo.minute_rates(demands)
-        if judged.all():
-            return slo
-        return np.where(judged, slo, self.throughput.minute_rates(demands))
-
     def capacities(self, replicas: int, judged: np.ndarray) -> np.ndarray | float:
         """What `replicas` serve at each point, by the bound of its moment."""
         slo = self.slo.capacity_of(replicas)
@@ -102,8 +95,8 @@ def scale_schedule(tables: Tables, points: Points | None, current: int, cold: fl
     if points is None:
         return []
     steps, have, step = [], current, points.step
-    # one array pass over the points `have` already serves
-    rates, at, mask = tables.rates(points.planned, points.judged), 0, points.judged
+    # one array pass over the points `have` already serves (both tables share the minute quantile)
+    rates, at, mask = tables.slo.minute_rates(points.planned), 0, points.judged
     while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
         t, upper, at = float(points.times[i]), float(points.planned[i]), i + 1
         need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))

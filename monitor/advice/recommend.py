@@ -6,8 +6,7 @@ a schedule step: scale to N by (start of the forecast step whose upper bound out
 scale-down     : only after demand stayed lower for the cooldown, never on unknown data, never below
                  the floor (plan minimum; in business hours, N + spare for the forecast business-hours peak
                  within a cold start and the margin)
-Every rate is sized per minute (`CapacityTable.replicas_for_minutes`): the SLO is judged per minute; throughput
-outside the window over the lead (a cold start plus the margin: `monitor.advice.window`).
+Every rate is sized per minute (`CapacityTable.replicas_for_minutes`): the SLO is judged per minute.
 Outside the plan's availability window (`slo.availability_window: business_hours`, outside business hours) a
 moment is sized for throughput, not the SLO (monitor.advice.window): now, and each forecast point of those
 hours; the business-hours points still schedule the morning's replicas a cold start ahead.
@@ -107,11 +106,11 @@ def _assess(
     current = int(obs.replicas_ready.value or 0)
     cal = calibrate(plan, tier, obs, settings, remembered)
     table = capacity_table(plan, tier, cal.factor)
-    cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
-    tables = Tables(table, throughput_table(table, cold + settings.safety_margin_seconds))
+    tables = Tables(table, throughput_table(table))
     slo_now = slo_counts(plan, now)
     sizing = tables.pick(slo_now)
     needed_now = sizing.replicas_for_minutes(demand.value or 0.0)
+    cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
     points = Points.of(plan, outlook, business)
     steps = scale_schedule(tables, points, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
@@ -312,21 +311,14 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
     return (
         f"demand {d.value:.3g} req/s ({d.window or 'now'}; query: {d.query or 'n/a'})",
         f"{bound}; {a.calibration.source}",
-        f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / {sized.window_s:.0f}) = "
-        f"{a.needed_now} ({_counted_over(sized)} at z = {sized.minute_z:.2f}, the availability's quantile; "
-        f"{capacity})",
+        f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60) = {a.needed_now} "
+        f"(a minute's Poisson count at z = {sized.minute_z:.2f}, the availability's quantile; {capacity})",
         f"needed at the forecast peak = {peak} (its upper bound sized for the SLO where the SLO counts; "
         "outside business hours, when it counts in business hours only, its mean sized for throughput)",
         f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
         "replicas.spare)"
         + ("; the forecast has seen under a day, so the plan's peak stands in for it" if a.floor_from_plan else ""),
     )
-
-
-def _counted_over(table: CapacityTable) -> str:
-    if table.window_s <= 60.0:
-        return "a minute's Poisson count"
-    return f"the Poisson count over the lead of {table.window_s / 60:.0f} min, a cold start plus the margin"
 
 
 def _hold_stale(

@@ -9,15 +9,6 @@ replay spent 6,478 of its 7,415 GPU-hours above the oracle's there). `always` si
 Capacity for the next business morning is still scheduled a cold start ahead: each forecast point is sized by
 the bound of its own moment (`judged_points`).
 
-Keeping up is judged over the advice's lead (a cold start plus the margin), not per minute: outside the window
-a minute whose Poisson count exceeds what the replicas complete only queues its excess, which the next minutes
-drain; what must not happen is demand outgrowing the replicas for longer than the advice takes to add one. So
-the throughput bound sizes r + z sqrt(r / lead) (the count over the lead at the availability's quantile)
-where the SLO's bound sizes r + z sqrt(r / 60), now and at each night-time forecast point. Counted per minute,
-the 14-day ServeGen replay ran its long-context tier 0.4 replicas above the oracle's keep-up need through
-every night; counted over the lead it used 8,260 -> 7,913 GPU-hours (1.208x -> 1.158x the oracle) with 99.57%
--> 99.55% SLO-compliant business-hours minutes (26 -> 27 violating).
-
 "In business hours" has one definition, `monitor.plan.hours.in_business_hours` (the triggers, the rules' gauge
 and the replay's judged minutes read it too).
 """
@@ -58,15 +49,13 @@ def judged_points(plan: Plan, business: Sequence[bool]) -> tuple[bool, ...]:
 _THROUGHPUT: IdentityMemo[CapacityTable] = IdentityMemo(512)
 
 
-def throughput_table(table: CapacityTable, lead_s: float) -> CapacityTable:
+def throughput_table(table: CapacityTable) -> CapacityTable:
     """The same replica model (so the same calibration) at the largest batch the engine admits, throughput
-    only (no TTFT bound), with the same quantile over the advice's lead `lead_s` (at least a minute). Remembered
-    per SLO table and lead (tables are themselves remembered per plan, tier and calibration), so its lookups
-    are reused from one evaluation to the next."""
-    window = max(60.0, float(round(lead_s)))  # whole seconds: a measured cold start moves by fractions
-    return _THROUGHPUT.get((table,), (window,), lambda: _throughput_table(table, window))
+    only (no TTFT bound), with the same minute quantile. Remembered per SLO table (tables are themselves
+    remembered per plan, tier and calibration), so its lookups are reused from one evaluation to the next."""
+    return _THROUGHPUT.get((table,), (), lambda: _throughput_table(table))
 
 
-def _throughput_table(table: CapacityTable, window_s: float) -> CapacityTable:
+def _throughput_table(table: CapacityTable) -> CapacityTable:
     batch = max_batch_at_slo(table.model, math.inf).batch
-    return CapacityTable(table.model, batch, table.ttft_slo, False, table.minute_z, window_s)
+    return CapacityTable(table.model, batch, table.ttft_slo, False, table.minute_z)

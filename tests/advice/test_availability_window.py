@@ -54,8 +54,8 @@ def test_the_copilot_needs_fewer_replicas_for_throughput_than_for_the_slo_at_30_
     """The premise of the rows below: 30 req/s takes 3 replicas within the SLO and 2 for throughput."""
     plan = _plan()
     slo = capacity_table(plan, plan.tiers[0], 1.0)
-    assert (slo.replicas_for_minutes(30.0), throughput_table(slo, 60.0).replicas_for_minutes(30.0)) == (3, 2)
-    assert throughput_table(slo, 60.0).batch > slo.batch  # the KV cache admits more than the TPOT SLO's batch
+    assert (slo.replicas_for_minutes(30.0), throughput_table(slo).replicas_for_minutes(30.0)) == (3, 2)
+    assert throughput_table(slo).batch > slo.batch  # the KV cache admits more than the TPOT SLO's batch
 
 
 @pytest.mark.parametrize(
@@ -78,32 +78,6 @@ def test_the_plans_availability_window_decides_which_bound_sizes_now(
     said = OUTSIDE_HOURS in rec.reason and OUTSIDE_HOURS in rec.explanation[1]
     assert said is (sized_for == "throughput")
     assert dump(recommendation_shape(rec))["sized_for"] == sized_for
-
-
-@pytest.mark.parametrize(
-    ("lead_s", "needed"),
-    [
-        pytest.param(60.0, 3, id="33 req/s counted per minute needs a third replica for throughput"),
-        pytest.param(840.0, 2, id="counted over the 14-minute lead two replicas keep up"),
-    ],
-)
-def test_the_throughput_bound_counts_poisson_over_the_lead_not_the_minute(lead_s: float, needed: int) -> None:
-    """Two replicas complete 33.97 req/s at the largest batch; a minute of a 33 req/s mean reaches 35.3 at the
-    availability's quantile, the 14 minutes of the lead 33.6 per second."""
-    plan = _plan()
-    table = throughput_table(capacity_table(plan, plan.tiers[0], 1.0), lead_s)
-    assert (table.window_s, table.replicas_for_minutes(33.0)) == (lead_s, needed)
-
-
-def test_outside_business_hours_the_advice_sizes_throughput_over_its_lead_now_and_ahead() -> None:
-    """At 3 a.m. two replicas keep up with 33 req/s over the copilot's lead (its 9-minute observed cold start
-    plus the 5-minute margin): none is added now, and none is scheduled for the forecast's night hours, which
-    are planned on the same bound; the explanation says which count it sized."""
-    rec = _advise(_plan(), _obs(33.0, ready=2), FRI_0300, _flat(33.0, FRI_0300, 4))
-    assert (rec.needed_now, rec.recommended, rec.schedule) == (2, 2, ())
-    assert "the Poisson count over the lead of 14 min" in rec.explanation[2]
-    at_nine = _advise(_plan(), _obs(33.0, ready=2), FRI_0900)
-    assert "a minute's Poisson count" in at_nine.explanation[2] and at_nine.needed_now > 2
 
 
 def test_the_next_business_morning_is_scheduled_a_cold_start_and_a_margin_ahead_of_its_slo_need() -> None:
