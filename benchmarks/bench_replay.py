@@ -19,19 +19,24 @@ Targets (issue #13): planwatch within 1.15x the oracle's GPU-hours with >= 99.5%
 minutes, and fewer SLO-violating minutes than reactive and predictive at no more GPU-hours than the cheaper.
 After the targets each case says why planwatch misses (`why`, `hours`): the mornings it was not ready and the
 tiers short, per tier the advice's capacity table against the replay's physics at the oracle's peak replica
-count, each policy's GPU-hours inside and outside the minutes the SLO counts, and what not knowing each
-minute's Poisson draw costs any causal policy (`noise_price`).
+count, each policy's GPU-hours inside and outside the minutes the SLO counts, what not knowing each
+minute's Poisson draw costs any causal policy (`noise_price`), and what simple causal rules fitted in hindsight
+spend in the judged minutes (`causal_reach`).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -89,6 +94,7 @@ def report(title: str, plan: Plan, demand: Demand, config: ReplayConfig, workers
     why(replay, summaries)
     hours(replay)
     noise_price(replay)
+    causal_reach(replay)
     return summaries
 
 
@@ -115,6 +121,78 @@ def noise_price(replay: Replay) -> None:
     print(f"  judged-minute GPU-h needed: {oracle:,.0f} knowing each minute's count (the oracle's need), "
           f"{clairvoyant:,.0f} ({clairvoyant / oracle:.3f}x) knowing only its expected rate, sized at "
           f"z = {z:.2f}; minutes that sizing leaves short: {short}")  # fmt: skip
+
+
+def _recent(arrivals: np.ndarray, lag: int, width: int, statistic: str) -> np.ndarray:
+    """Per minute t, the mean or the highest of the per-minute rates over minutes [t - lag - width, t - lag)."""
+    rates = np.concatenate([np.zeros(width), arrivals / 60.0])
+    windows = sliding_window_view(rates, width)  # row k: minutes k - width .. k - 1
+    rows = np.clip(np.arange(arrivals.size) - lag, 0, None)
+    return np.asarray(windows.mean(axis=1) if statistic == "mean" else windows.max(axis=1))[rows]
+
+
+def _least_factor(short_at: Callable[[float], float], allowed: float) -> float:
+    """The least f on a 0.01 grid in [0.5, 3] whose short share is within `allowed` (it falls as f grows)."""
+    low, high = 50, 300
+    if short_at(high / 100) > allowed:
+        return float("inf")
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (mid + 1, high) if short_at(mid / 100) > allowed else (low, mid)
+    return low / 100
+
+
+def _tier_reach(replay: Replay, i: int, allowed: float) -> tuple[float, float, str]:
+    """(judged GPU-h, the same holding 30 min, the rule) of the cheapest rule for tier `i` (see causal_reach)."""
+    plan, judged, tier = replay.plan, replay.judged, replay.plan.tiers[i]
+    curve, need = replay.curves[tier.name], replay.required[tier.name]
+    z = minute_quantile(plan.slo.availability)
+    lag, gpus = math.ceil(replay.cold_start_s[tier.name] / 60.0), tier.tensor_parallel / 60.0
+    best: tuple[float, float, str] = (math.inf, math.inf, "none within f <= 3")
+    for width, statistic in itertools.product((5, 10, 30), ("mean", "max")):
+        seen = _recent(replay.demand.arrivals[i], lag, width, statistic)
+
+        def sized(f: float, seen: np.ndarray = seen) -> np.ndarray:
+            return required_replicas(plan, tier, curve, f * seen + z * np.sqrt(f * seen / 60.0), judged)
+
+        def short(f: float, sized: Callable[[float], np.ndarray] = sized) -> float:
+            return float((sized(f)[judged] < need[judged]).mean())
+
+        f = _least_factor(short, allowed)
+        if math.isfinite(f):
+            counts = sized(f)
+            held = sliding_window_view(np.concatenate([np.zeros(30), counts]), 31).max(axis=1)
+            rule = (counts[judged].sum() * gpus, held[judged].sum() * gpus, f"{statistic} of {width} min x {f:.2f}")
+            best = min(best, rule)
+    return best
+
+
+def causal_reach(replay: Replay, allowed: float = 0.005) -> None:
+    """A reach for causal policies, fitted in hindsight (no policy has it): per tier, the cheapest of a few
+    simple rules that size each minute on what was seen a cold start before it (the mean or the highest
+    per-minute rate of the last 5, 10 or 30 minutes, times a factor f), sized as `noise_price` sizes, with f
+    the least that leaves at most `allowed` of the judged minutes below the oracle's need; and the same rule
+    holding each count for 30 minutes, as the advice's scale-down cooldown does. Against it, planwatch's own
+    judged-minute GPU-hours and the share of its judged minutes below the oracle's need by the same test."""
+    plan, judged = replay.plan, replay.judged
+    pw = next((r for r in replay.runs if r.name == "planwatch"), None)
+    rule = held = ours = 0.0
+    parts = []
+    for i, tier in enumerate(plan.tiers):
+        need = replay.required[tier.name]
+        if replay.curves[tier.name] is None or not judged.any() or need[judged].max() <= tier.replicas.min:
+            continue
+        cost, cost_held, described = _tier_reach(replay, i, allowed)
+        rule, held = rule + cost, held + cost_held
+        if pw is not None:
+            ready = pw.fleets[tier.name].record.ready
+            ours += ready[judged].sum() * tier.tensor_parallel / 60.0
+            described += f", planwatch short {(ready[judged] < need[judged]).mean():.2%}"
+        parts.append(f"{tier.name}: {described}")
+    if parts:
+        print(f"  causal reach in judged minutes (hindsight rules, <= {allowed:.1%} short of the oracle's need): "
+              f"{rule:,.0f} GPU-h, {held:,.0f} holding 30 min; planwatch {ours:,.0f} by its ready replicas "
+              f"({'; '.join(parts)})")  # fmt: skip
 
 
 def hours(replay: Replay) -> None:
