@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Literal, Self
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Literal, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from monitor.plan.batch import BatchJob
 from monitor.plan.catalog import BUILTIN_GPUS, DType, GPUSpec
 from monitor.plan.constraints import Constraints
+from monitor.plan.fields import MAX_LABEL_VALUE, Bytes, Count, NonNegativeSeconds, Seconds, Strict
+from monitor.plan.workload import Arrival, BusinessHours, Percentiles, Weekday, Workload
 from monitor.queries.selector import Selector
-from monitor.units import parse_bytes, parse_duration
 
 __all__ = [
     "ASSUMPTIONS",
@@ -45,50 +45,6 @@ __all__ = [
 
 # The fleet-wide view (all tiers together) is reported under this name, so no tier may take it.
 FLEET = "fleet"
-# Bounds on plan numbers and labels: far past any real fleet, so a typo or a hostile file is refused at load
-# instead of becoming a 300-digit GPU count or a query too long for Prometheus to take.
-MAX_RPS = 1e7
-MAX_TOKENS = 1e8
-MAX_LABEL_VALUE = 1024
-
-Seconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
-NonNegativeSeconds = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
-Bytes = Annotated[float, BeforeValidator(parse_bytes), Field(ge=0)]
-
-_COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMBT]?)\s*$", re.IGNORECASE)
-_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
-
-
-def _parse_count(value: object) -> object:
-    """'70B' -> 70e9, '8B' -> 8e9: parameter counts as model cards write them."""
-    if isinstance(value, str):
-        match = _COUNT.match(value)
-        if not match:
-            raise ValueError(f"{value!r} is not a parameter count (examples: 70B, 8B, 70e9)")
-        return float(match.group(1)) * _SCALE[match.group(2).upper()]
-    return value
-
-
-Count = Annotated[float, BeforeValidator(_parse_count), Field(gt=0)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
-
-
-class Weekday(StrEnum):
-    MON = "mon"
-    TUE = "tue"
-    WED = "wed"
-    THU = "thu"
-    FRI = "fri"
-    SAT = "sat"
-    SUN = "sun"
-
-    @property
-    def day_index(self) -> int:
-        """Monday is 0, as datetime.weekday() counts."""
-        return list(Weekday).index(self)
 
 
 class KVDType(StrEnum):
@@ -104,109 +60,21 @@ class KVDType(StrEnum):
         return DType(self.value).bytes
 
 
-class Percentiles(_Strict):
-    """A length distribution as discovery reports it: the median and the 95th percentile."""
-
-    p50: float = Field(gt=0, le=MAX_TOKENS)
-    p95: float = Field(gt=0, le=MAX_TOKENS)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Self:
-        if self.p95 < self.p50:
-            raise ValueError(f"p95 ({self.p95:g}) is below p50 ({self.p50:g})")
-        return self
-
-
-class Arrival(_Strict):
-    """Arrival rate of user requests (req/s) at peak and on average, and how long the peak lasts each day."""
-
-    peak_rps: float = Field(gt=0, le=MAX_RPS)
-    average_rps: float = Field(gt=0, le=MAX_RPS)
-    peak_hours_per_day: float = Field(default=8.0, gt=0, le=24)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Self:
-        if self.average_rps > self.peak_rps:
-            raise ValueError(f"average_rps ({self.average_rps:g}) is above peak_rps ({self.peak_rps:g})")
-        return self
-
-
-class BusinessHours(_Strict):
-    """When the availability SLO applies and when the morning ramp happens, in local time."""
-
-    timezone: str = "UTC"
-    weekdays: tuple[Weekday, ...] = (Weekday.MON, Weekday.TUE, Weekday.WED, Weekday.THU, Weekday.FRI)
-    start: str = "08:00"
-    end: str = "18:00"
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"{value!r} is not an IANA timezone (examples: UTC, Europe/Berlin)") from None
-        return value
-
-    @field_validator("start", "end")
-    @classmethod
-    def _clock(cls, value: str) -> str:
-        if not re.fullmatch(r"([01][0-9]|2[0-4]):[0-5][0-9]", value) or value > "24:00":
-            raise ValueError(f"{value!r} is not a time of day as HH:MM")
-        return value
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Self:
-        if self.end <= self.start:
-            raise ValueError(f"end ({self.end}) is not after start ({self.start})")
-        return self
-
-    @property
-    def start_hour(self) -> float:
-        hours, minutes = self.start.split(":")
-        return int(hours) + int(minutes) / 60
-
-    @property
-    def end_hour(self) -> float:
-        hours, minutes = self.end.split(":")
-        return int(hours) + int(minutes) / 60
-
-
-class Workload(_Strict):
-    """What the product sends: rate, shape and shared prefix, per user request."""
-
-    arrival: Arrival
-    business_hours: BusinessHours = BusinessHours()
-    prompt_tokens: Percentiles
-    output_tokens: Percentiles
-    shared_prefix_tokens: int = Field(default=0, ge=0, description="System prompt shared by every request.")
-    prefix_cache_hit_rate: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="Expected share of prompt tokens served from the prefix cache (vLLM: hits/queries in "
-        "tokens). Default: shared_prefix_tokens / mean prompt tokens.",
-    )
-    calls_per_request: float = Field(
-        default=1.0, ge=1, le=1000, description="Model calls per user request (tool calls)."
-    )
-
-
-class SLO(_Strict):
+class SLO(Strict):
     ttft_p95_seconds: Seconds = Field(alias="ttft_p95")
     tpot_p95_seconds: Seconds = Field(alias="tpot_p95")
     availability: float = Field(default=0.999, gt=0, lt=1)
     availability_window: Literal["business_hours", "always"] = "business_hours"
 
 
-class SLOOverride(_Strict):
+class SLOOverride(Strict):
     """A tier may hold a different SLO (the capstone's long-context pool has a higher TTFT)."""
 
     ttft_p95_seconds: Seconds | None = Field(default=None, alias="ttft_p95")
     tpot_p95_seconds: Seconds | None = Field(default=None, alias="tpot_p95")
 
 
-class ModelSpec(_Strict):
+class ModelSpec(Strict):
     """What sizing needs from a model's config.json."""
 
     parameters: Count
@@ -230,7 +98,7 @@ class ModelSpec(_Strict):
         return self.attention_heads * self.head_dim
 
 
-class Span(_Strict):
+class Span(Strict):
     """An assumption known only within a range: sizing reports low / expected / high."""
 
     low: float = Field(gt=0, le=1)
@@ -249,7 +117,7 @@ class Span(_Strict):
         return self
 
 
-class Efficiency(_Strict):
+class Efficiency(Strict):
     """Share of peak the engine reaches. Defaults: 50-80% of HBM bandwidth, 30-50% of dense peak FLOPs in
     the GEMMs; attention kernels at half the BF16 peak (FlashAttention on Hopper reaches 35-75%); 80% of
     the link's bandwidth in the all-reduce (NCCL's bus bandwidth on NVLink); a per-step cost for the
@@ -264,7 +132,7 @@ class Efficiency(_Strict):
     )
 
 
-class Replicas(_Strict):
+class Replicas(Strict):
     min: int = Field(default=1, ge=0)
     max: int = Field(gt=0)
     planned: int = Field(ge=0, description="Replicas the plan expects at peak.")
@@ -281,7 +149,7 @@ class Replicas(_Strict):
         return self
 
 
-class PromptRange(_Strict):
+class PromptRange(Strict):
     min: int = Field(default=0, ge=0)
     max: int | None = Field(default=None, gt=0)
 
@@ -292,7 +160,7 @@ class PromptRange(_Strict):
         return self
 
 
-class Routing(_Strict):
+class Routing(Strict):
     """Which traffic a tier takes: a share of the requests whose prompt length falls in [min, max)."""
 
     share: float = Field(default=1.0, ge=0, le=1)
@@ -302,7 +170,7 @@ class Routing(_Strict):
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 
-class Tier(_Strict):
+class Tier(Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=63)  # a label value and a DNS-1123 label
     model: str
     gpu: str
@@ -352,7 +220,7 @@ class Tier(_Strict):
         return self.selector or {"tier": self.name}
 
 
-class Tolerance(_Strict):
+class Tolerance(Strict):
     """Relative drift allowed before an observation counts: |observed/plan - 1| in the harmful direction."""
 
     warn: float = Field(default=0.10, ge=0)
@@ -384,7 +252,7 @@ ASSUMPTIONS = (
 )
 
 
-class Tolerances(_Strict):
+class Tolerances(Strict):
     default: Tolerance = Tolerance()
     per_assumption: dict[str, Tolerance] = Field(default_factory=dict, alias="assumptions")
 
@@ -400,7 +268,7 @@ class Tolerances(_Strict):
         return self.per_assumption.get(name, self.default)
 
 
-class Costs(_Strict):
+class Costs(Strict):
     gpu_hour_usd: dict[str, float] = Field(default_factory=dict, description="Price per GPU-hour by GPU name.")
     serverless_usd_per_million_tokens: float | None = Field(default=None, gt=0)
     max_gpus: int | None = Field(default=None, gt=0, description="GPU budget for the whole fleet; advice caps at it.")
@@ -414,7 +282,7 @@ class Costs(_Strict):
         return value
 
 
-class Plan(_Strict):
+class Plan(Strict):
     version: Literal[1] = 1
     name: str = Field(min_length=1)
     description: str = ""
