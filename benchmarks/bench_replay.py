@@ -189,10 +189,11 @@ def causal_reach(replay: Replay, allowed: float = 0.005) -> None:
             ours += ready[judged].sum() * tier.tensor_parallel / 60.0
             described += f", planwatch short {(ready[judged] < need[judged]).mean():.2%}"
         parts.append(f"{tier.name}: {described}")
-    if parts:
-        print(f"  causal reach in judged minutes (hindsight rules, <= {allowed:.1%} short of the oracle's need): "
-              f"{rule:,.0f} GPU-h, {held:,.0f} holding 30 min; planwatch {ours:,.0f} by its ready replicas "
-              f"({'; '.join(parts)})")  # fmt: skip
+    if not parts:
+        return
+    reach = f"{rule:,.0f} GPU-h, {held:,.0f} holding 30 min" if math.isfinite(rule) else "no rule reaches it on a tier"
+    print(f"  causal reach in judged minutes (hindsight rules, <= {allowed:.1%} short of the oracle's need): "
+          f"{reach}; planwatch {ours:,.0f} by its ready replicas ({'; '.join(parts)})")  # fmt: skip
 
 
 def hours(replay: Replay) -> None:
