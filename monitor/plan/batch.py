@@ -16,24 +16,13 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from monitor.plan.fields import parse_tokens
+
 __all__ = ["BatchJob", "BatchWindow", "clock_hours", "current_run"]
 
-_COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMBT]?)\s*$", re.IGNORECASE)
-_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 _CLOCK = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
 
-
-def _tokens(value: object) -> object:
-    """'200M' -> 200e6: token volumes as people write them."""
-    if isinstance(value, str):
-        match = _COUNT.match(value)
-        if not match:
-            raise ValueError(f"{value!r} is not a token count (examples: 200M, 1.5B, 42000)")
-        return float(match.group(1)) * _SCALE[match.group(2).upper()]
-    return value
-
-
-Tokens = Annotated[float, BeforeValidator(_tokens), Field(gt=0)]
+Tokens = Annotated[float, BeforeValidator(parse_tokens), Field(gt=0)]
 
 
 class _Strict(BaseModel):

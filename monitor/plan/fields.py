@@ -20,6 +20,7 @@ __all__ = [
     "Seconds",
     "Strict",
     "parse_count",
+    "parse_tokens",
 ]
 
 # Bounds on plan numbers and labels: far past any real fleet, so a typo or a hostile file is refused at load
@@ -36,14 +37,24 @@ _COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMBT]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
-def parse_count(value: object) -> object:
-    """'70B' -> 70e9, '8B' -> 8e9: parameter counts as model cards write them."""
+def _scaled(value: object, what: str, examples: str) -> object:
+    """A number, or a string such as '70B' or '1.5M' read with its K/M/B/T suffix."""
     if isinstance(value, str):
         match = _COUNT.match(value)
         if not match:
-            raise ValueError(f"{value!r} is not a parameter count (examples: 70B, 8B, 70e9)")
+            raise ValueError(f"{value!r} is not a {what} (examples: {examples})")
         return float(match.group(1)) * _SCALE[match.group(2).upper()]
     return value
+
+
+def parse_count(value: object) -> object:
+    """'70B' -> 70e9, '8B' -> 8e9: parameter counts as model cards write them."""
+    return _scaled(value, "parameter count", "70B, 8B, 70e9")
+
+
+def parse_tokens(value: object) -> object:
+    """'200M' -> 200e6: token volumes as people write them."""
+    return _scaled(value, "token count", "200M, 1.5B, 42000")
 
 
 Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
