@@ -114,7 +114,7 @@ def noise_price(replay: Replay) -> None:
         if curve is None:
             continue
         mean = np.convolve(replay.demand.arrivals[i] / 60.0, np.ones(10) / 10.0, mode="same")
-        need = required_replicas(plan, tier, curve, mean + z * np.sqrt(mean / 60.0), judged)
+        need = required_replicas(plan, tier, curve, capacity_table(plan, tier, 1.0).minute_rates(mean), judged)
         oracle += replay.required[tier.name][judged].sum() * tier.tensor_parallel / 60.0
         clairvoyant += need[judged].sum() * tier.tensor_parallel / 60.0
         short[tier.name] = f"{(replay.required[tier.name][judged] > need[judged]).mean():.2%}"
@@ -146,14 +146,14 @@ def _tier_reach(replay: Replay, i: int, allowed: float) -> tuple[float, float, s
     """(judged GPU-h, the same holding 30 min, the rule) of the cheapest rule for tier `i` (see causal_reach)."""
     plan, judged, tier = replay.plan, replay.judged, replay.plan.tiers[i]
     curve, need = replay.curves[tier.name], replay.required[tier.name]
-    z = minute_quantile(plan.slo.availability)
+    table = capacity_table(plan, tier, 1.0)  # sizes a rate as the advice does: CapacityTable.minute_rates
     lag, gpus = math.ceil(replay.cold_start_s[tier.name] / 60.0), tier.tensor_parallel / 60.0
     best: tuple[float, float, str] = (math.inf, math.inf, "none within f <= 3")
     for width, statistic in itertools.product((5, 10, 30), ("mean", "max")):
         seen = _recent(replay.demand.arrivals[i], lag, width, statistic)
 
         def sized(f: float, seen: np.ndarray = seen) -> np.ndarray:
-            return required_replicas(plan, tier, curve, f * seen + z * np.sqrt(f * seen / 60.0), judged)
+            return required_replicas(plan, tier, curve, table.minute_rates(f * seen), judged)
 
         def short(f: float, sized: Callable[[float], np.ndarray] = sized) -> float:
             return float((sized(f)[judged] < need[judged]).mean())
