@@ -17,12 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from fleetsim import DEFAULT_SCENARIO
 from fleetsim.backfill import command_app
 from fleetsim.promstack import PrometheusConfig, PrometheusProcess, ScrapeJob, free_port
+from fleetsim.scenarios import parse_scenarios
 from fleetsim.state import load_state
+from fleetsim.workload import rates_at
+from monitor.plan.load import parse_plan
+from monitor.plan.model import Plan
 from tests.harness.stack import require_binaries, wait_for
 
 from .helpers import diurnal_plan_data, write_plan
@@ -44,6 +50,7 @@ COUNTERS = (
 class Joined:
     client: httpx.Client
     end: float  # the last backfilled stamp
+    plan: Plan
 
     def series(self, expr: str) -> list[dict[str, Any]]:
         body = self.client.get("/api/v1/query", params={"query": expr}).json()
@@ -113,7 +120,7 @@ def joined(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Joined]:
                 PrometheusProcess.start(config, workdir=work / "prometheus") as prometheus,
                 httpx.Client(base_url=prometheus.url, timeout=30) as client,
             ):
-                live = Joined(client, load_state(state).end_unix)
+                live = Joined(client, load_state(state).end_unix, parse_plan(plan.read_text(), source=str(plan)))
                 wait_for(lambda: _scrapes(live) >= 8, 90, "8 live scrapes of both vLLM targets")
                 yield live
         finally:
@@ -164,7 +171,12 @@ def test_the_handoff_gap_is_shorter_than_the_lookback(joined: Joined) -> None:
     assert 0 < first_live - joined.end < 300
 
 
-def test_the_resumed_request_rate_is_the_backfilled_rate(joined: Joined) -> None:
+def test_the_backfilled_request_rate_is_the_workloads_rate(joined: Joined) -> None:
+    # The default scenario is `irregular`: each day has its own level (Monday's can be 1.2x Sunday's), so the
+    # expected rate is the workload's over the same 10 minutes, not the plan's flat RPS.
     backfilled = joined.series(f"sum(rate(vllm:request_success_total[10m] @ {joined.end}))")
-    assert float(backfilled[0]["value"][1]) == pytest.approx(RPS, rel=0.15)
+    expected = float(
+        np.mean(rates_at(joined.plan, joined.end - np.arange(0, 600, 15.0), parse_scenarios(DEFAULT_SCENARIO)))
+    )
+    assert float(backfilled[0]["value"][1]) == pytest.approx(expected, rel=0.1)
     assert json.dumps(backfilled)  # a plain JSON answer from the API
