@@ -45,7 +45,7 @@ def history_series(history: DemandHistory) -> Series:
     """A tier's demand history as the forecaster's series, the one conversion: every step of the grid kept, a
     step without data NaN (a gap the forecaster fills, never a zero). A caller that wants only the known
     points drops the NaN itself, where it can be seen."""
-    values = np.array([np.nan if v is None else v for v in history.values], dtype=np.float64)
+    values = np.array(history.values, dtype=np.float64)  # None converts to NaN
     return Series(np.array(history.timestamps, dtype=np.float64), values, name=f"demand {history.tier}")
 
 
@@ -87,11 +87,12 @@ def forecast_tier(
 def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) -> TierForecast:
     """A forecast run as a tier's forecast: what the API serves and `planwatch forecast --format json` prints
     (`monitor.export.forecast_shape`), fitted at `now` on `points` known steps of history."""
-    rows = result.points(80)
+    # the 80% rows of `result.points(80)`, read as whole arrays (a replay refits every tier 1,344 times)
+    stamps, mean = np.asarray(result.timestamps_s, dtype=float), np.asarray(result.mean, dtype=float)
     outlook = DemandOutlook(
-        timestamps=tuple(p.timestamp_s for p in rows),
-        mean=tuple(p.mean for p in rows),
-        upper=tuple(p.upper for p in rows),
+        timestamps=tuple(stamps.tolist()),
+        mean=tuple(mean.tolist()),
+        upper=tuple(np.asarray(result.bands.upper_80, dtype=float).tolist()),
         model=result.model,
         daily_cycle=result.history.duration_days >= 1.0,
     )
@@ -103,7 +104,7 @@ def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) ->
         reason=result.reason,
         step_seconds=result.step_seconds,
         outlook=outlook,
-        lower=tuple(p.lower for p in rows),
+        lower=tuple(np.asarray(result.bands.lower_80, dtype=float).tolist()),
         next_peak_at=result.next_peak.timestamp_s,
         next_peak_rps=result.next_peak.value,
         next_peak_upper_rps=result.next_peak.upper,

@@ -15,6 +15,7 @@ import numpy as np
 from monitor.advice.capacity import CapacityTable
 from monitor.advice.model import DemandOutlook, ScaleStep
 from monitor.advice.window import business_flags, judged_points
+from monitor.memo import IdentityMemo
 from monitor.plan.model import Plan
 
 __all__ = ["Points", "Tables", "held_for_ramp", "highest", "needed_at_peak", "scale_schedule"]
@@ -55,14 +56,26 @@ class Points:
 
     @classmethod
     def of(cls, plan: Plan, outlook: DemandOutlook | None, business: tuple[bool, ...] | None) -> Points | None:
+        """The outlook's arrays, built once per (plan, outlook, flags): an outlook lives until its tier's next
+        refit (15 minutes in serve and the replay) and advice reads it every minute. Read-only, as shared."""
         if outlook is None or not outlook.timestamps:
             return None
+        return _POINTS.get((plan, outlook, business), (), lambda: cls._build(plan, outlook, business))
+
+    @classmethod
+    def _build(cls, plan: Plan, outlook: DemandOutlook, business: tuple[bool, ...] | None) -> Points:
         flags = business if business is not None else business_flags(plan, outlook.timestamps)
         times, upper = np.asarray(outlook.timestamps, dtype=float), np.asarray(outlook.upper, dtype=float)
         judged = np.asarray(judged_points(plan, flags), dtype=bool)
         planned = upper if judged.all() else np.where(judged, upper, np.asarray(outlook.mean, dtype=float))
         step = float(times[1] - times[0]) if times.size > 1 else 0.0
-        return cls(times, upper, np.asarray(flags, dtype=bool), judged, planned, step)
+        arrays = (times, upper, np.asarray(flags, dtype=bool), judged, planned)
+        for array in arrays:
+            array.flags.writeable = False
+        return cls(*arrays, step)
+
+
+_POINTS: IdentityMemo[Points] = IdentityMemo(64)
 
 
 def highest(values: np.ndarray, mask: np.ndarray) -> float:
@@ -76,7 +89,11 @@ def needed_at_peak(tables: Tables, points: Points | None) -> int | None:
     """Replicas the forecast's highest point needs, each point by the bound of its moment."""
     if points is None:
         return None
-    return _need_at_highest(tables, points, np.ones(points.times.size, dtype=bool))
+    held = (tables.slo, tables.throughput, points)
+    return _PEAK_NEEDS.get(held, (), lambda: _need_at_highest(tables, points, np.ones(points.times.size, dtype=bool)))
+
+
+_PEAK_NEEDS: IdentityMemo[int] = IdentityMemo(256)
 
 
 def _need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
@@ -87,13 +104,23 @@ def _need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
                tables.throughput.replicas_for_minutes(highest(planned, among & ~judged)))  # fmt: skip
 
 
-def scale_schedule(tables: Tables, points: Points | None, current: int, cold: float, margin: float) -> list[ScaleStep]:
+def scale_schedule(
+    tables: Tables, points: Points | None, current: int, cold: float, margin: float
+) -> tuple[ScaleStep, ...]:
     """One step per replica above `current` the forecast will need (`Points.planned`), each point sized by the
     bound of its moment (the SLO's, or throughput's outside the availability window). A forecast point stands
     for the step that ends at it (demand histories are rates over the step before each stamp), so demand
-    can reach its value at the start of that step: that is when the replica is needed."""
+    can reach its value at the start of that step: that is when the replica is needed.
+
+    Remembered per (tables, points) and (current, cold, margin): between refits advice asks the same every
+    minute while the ready count holds."""
     if points is None:
-        return []
+        return ()
+    held = (tables.slo, tables.throughput, points)
+    return _SCHEDULES.get(held, (current, cold, margin), lambda: _schedule(tables, points, current, cold, margin))
+
+
+def _schedule(tables: Tables, points: Points, current: int, cold: float, margin: float) -> tuple[ScaleStep, ...]:
     steps, have, step = [], current, points.step
     # one array pass over the points `have` already serves (both tables share the minute quantile)
     rates, at, mask = tables.slo.minute_rates(points.planned), 0, points.judged
@@ -103,7 +130,10 @@ def scale_schedule(tables: Tables, points: Points | None, current: int, cold: fl
         while need > have:
             have += 1
             steps.append(ScaleStep(have, t - step - cold - margin, t - step, upper, cold, margin))
-    return steps
+    return tuple(steps)
+
+
+_SCHEDULES: IdentityMemo[tuple[ScaleStep, ...]] = IdentityMemo(256)
 
 
 def held_for_ramp(tables: Tables, points: Points | None, now: float, lead: float) -> int:
