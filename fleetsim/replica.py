@@ -16,24 +16,27 @@ identical but for a context that grows by one token per request per step; they a
 the run's mid-point context. That is what keeps 100 replicas inside one CPU core.
 
 Metrics are recorded as vLLM's PrometheusStatLogger records them (§1.4 of the metric catalog).
+
+This module is the scheduler and the step loop; the KV blocks and the prefix cache are fleetsim.kv_cache's,
+the request record and its per-request histograms fleetsim.replica_request's (`BLOCK_SIZE` and `Request` are
+re-exported here for the modules that import them from the replica).
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from fleetsim.kv_cache import BLOCK_SIZE, KvCache
 from fleetsim.metrics import VllmMetrics
-from fleetsim.traces import TRACE_BLOCK_TOKENS
-from fleetsim.workload import SHARED_PREFIX_KEY, Call
+from fleetsim.replica_request import Request, record_finished, record_first_token
+from fleetsim.workload import Call
 from monitor.sizing.roofline import Engine, StepTime, prefill_attention_pairs
 
 __all__ = ["BLOCK_SIZE", "EngineConfig", "Replica", "Request"]
-
-BLOCK_SIZE = 16
 
 
 @dataclass(frozen=True)
@@ -49,31 +52,6 @@ class EngineConfig:
     error_rate: float = 1e-4
 
 
-@dataclass(slots=True, eq=False)
-class Request:
-    call: Call
-    prompt: int
-    target: int  # tokens it will generate
-    reason: str  # finish reason when it reaches target: "stop" or "length"
-    arrival: float
-    cached: int = 0  # prefix-cache hit tokens at first scheduling
-    shared: int = 0  # tokens of the shared-prefix pool it references (block aligned)
-    computed: int = 0  # tokens whose KV is in the cache
-    generated: int = 0
-    blocks: int = 0  # private KV blocks held
-    scheduled_at: float = -1.0
-    first_token_at: float = -1.0
-    last_token_at: float = 0.0
-    looked_up: bool = False
-    finish_reason: str = ""
-    finished_at: float = -1.0
-
-    @property
-    def need(self) -> int:
-        """Tokens that must be in KV before the next sample (prompt + generated; recompute included)."""
-        return self.prompt + self.generated
-
-
 @dataclass
 class Activity:
     """Busy, memory and compute seconds since the last GPU sample (dcgm reads these)."""
@@ -85,12 +63,6 @@ class Activity:
 
 
 @dataclass
-class _SharedPrefix:
-    tokens: int = 0
-    refs: int = 0
-
-
-@dataclass
 class Replica:
     config: EngineConfig
     metrics: VllmMetrics
@@ -99,10 +71,16 @@ class Replica:
     inbox: deque[Request] = field(default_factory=deque)
     waiting: deque[Request] = field(default_factory=deque)
     running: list[Request] = field(default_factory=list)
-    used_blocks: int = 0
     activity: Activity = field(default_factory=Activity)
-    _prefix: _SharedPrefix = field(default_factory=_SharedPrefix)
-    _trace_blocks: OrderedDict[int, None] = field(default_factory=OrderedDict)
+    _kv: KvCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._kv = KvCache(self.config.num_gpu_blocks)
+
+    @property
+    def used_blocks(self) -> int:
+        """KV blocks in use; kept on the replica because the fleet's pod view reads it here."""
+        return self._kv.used_blocks
 
     # ---- intake -------------------------------------------------------------------------------------------
     def submit(self, call: Call) -> Request:
@@ -186,14 +164,14 @@ class Replica:
         while i < len(self.running) and budget > 0:
             r = self.running[i]
             n = min(r.need - r.computed, budget)
-            extra = self._private_blocks(r.computed + n, r.shared) - r.blocks
-            while extra > self._free_blocks() and self.running[-1] is not r:
+            extra = self._kv.private_blocks(r.computed + n, r.shared) - r.blocks
+            while extra > self._kv.free_blocks() and self.running[-1] is not r:
                 self._preempt(self.running.pop())
                 preempted = True
-            if extra > self._free_blocks():
+            if extra > self._kv.free_blocks():
                 self._preempt(self.running.pop())
                 return True
-            self._allocate(r, extra)
+            self._kv.allocate(r, extra)
             scheduled.append((r, n))
             budget -= n
             i += 1
@@ -202,80 +180,28 @@ class Replica:
     def _schedule_waiting(self, scheduled: list[tuple[Request, int]], budget: int) -> None:
         while self.waiting and budget > 0 and len(self.running) < self.config.max_num_seqs:
             r = self.waiting[0]
-            fit = self._fit(r, budget)
+            fit = self._kv.fit(r, budget)
             if fit is None:
                 return
             hit, shared, n, private, pool = fit
             self.waiting.popleft()
             self._start(r, hit, shared, pool)
-            self._allocate(r, private)
+            self._kv.allocate(r, private)
             self.running.append(r)
             scheduled.append((r, n))
             budget -= n
 
-    def _fit(self, r: Request, budget: int) -> tuple[int, int, int, int, int] | None:
-        """(hit, shared, tokens, private blocks, pool blocks) if r's next chunk fits now, else None."""
-        hit, shared = self._lookup(r)
-        n = min(r.need - hit, budget)
-        pool = self._prefix.tokens // BLOCK_SIZE if shared and self._prefix.refs == 0 else 0
-        private = self._private_blocks(hit + n, shared)
-        if private + pool <= self._free_blocks():
-            return hit, shared, n, private, pool
-        if pool:  # the unreferenced cached prefix is evictable: start without its hit instead
-            n = min(r.need, budget)
-            private = self._private_blocks(n, 0)
-            return (0, 0, n, private, 0) if private <= self._free_blocks() else None
-        return None
-
-    def _lookup(self, r: Request) -> tuple[int, int]:
-        """(hit tokens, of which in the shared pool): whole blocks, and the last prompt token is computed."""
-        limit = (r.need - 1) // BLOCK_SIZE * BLOCK_SIZE
-        if r.call.hash_ids is not None:
-            hit_blocks = 0
-            for block in r.call.hash_ids:
-                if block not in self._trace_blocks:
-                    break
-                hit_blocks += 1
-            return min(hit_blocks * TRACE_BLOCK_TOKENS, limit), 0
-        if r.call.prefix_key != SHARED_PREFIX_KEY:
-            return 0, 0
-        shared = min(r.call.cacheable_tokens // BLOCK_SIZE * BLOCK_SIZE, self._prefix.tokens, limit)
-        return shared, shared
-
     def _start(self, r: Request, hit: int, shared: int, pool: int) -> None:
         """(Re)scheduling from the queue; the prefix-cache query is counted once per request (§1.4)."""
-        r.computed, r.shared = hit, shared
-        if shared:
-            self._prefix.refs += 1
-            self.used_blocks += pool
+        self._kv.start(r, hit, shared, pool)
         if not r.looked_up:
             r.looked_up, r.cached, r.scheduled_at = True, hit, self.now
             self.metrics.inc("vllm:prefix_cache_queries", r.prompt)
             self.metrics.inc("vllm:prefix_cache_hits", hit)
 
-    @staticmethod
-    def _private_blocks(tokens: int, shared: int) -> int:
-        return math.ceil(tokens / BLOCK_SIZE) - shared // BLOCK_SIZE
-
-    def _free_blocks(self) -> int:
-        return self.config.num_gpu_blocks - self.used_blocks
-
-    def _allocate(self, r: Request, blocks: int) -> None:
-        r.blocks += blocks
-        self._allocate_grown(blocks)
-
-    def _release(self, r: Request) -> None:
-        self.used_blocks -= r.blocks
-        r.blocks = 0
-        if r.shared:
-            self._prefix.refs -= 1
-            if self._prefix.refs == 0:
-                self.used_blocks -= self._prefix.tokens // BLOCK_SIZE
-            r.shared = 0
-
     def _preempt(self, r: Request) -> None:
         """Recompute preemption: free everything, back to the front of the queue."""
-        self._release(r)
+        self._kv.release(r)
         r.computed = 0
         self.waiting.appendleft(r)
         self.metrics.inc("vllm:num_preemptions")
@@ -302,7 +228,8 @@ class Replica:
             if r.first_token_at < 0:
                 r.first_token_at = self.now
                 prompt_tokens += r.prompt
-                self._first_token(r)
+                record_first_token(m, r, self.now)
+                self._kv.donate_prefix(r)
             else:
                 m.observe("vllm:inter_token_latency_seconds", self.now - r.last_token_at)
             r.last_token_at = self.now
@@ -313,72 +240,25 @@ class Replica:
         if prompt_tokens + sampled:
             m.observe("vllm:iteration_tokens_total", prompt_tokens + sampled)
 
-    def _first_token(self, r: Request) -> None:
-        m = self.metrics
-        m.observe("vllm:time_to_first_token_seconds", self.now - r.arrival)
-        m.inc("vllm:prompt_tokens", r.prompt)
-        m.inc("vllm:prompt_tokens_cached", r.cached)
-        m.inc("vllm:prompt_tokens_by_source", r.prompt - r.cached, "local_compute")
-        m.inc("vllm:prompt_tokens_by_source", r.cached, "local_cache_hit")
-        self._donate_prefix(r)
-
-    def _donate_prefix(self, r: Request) -> None:
-        """Once prefilled, a request's reusable prefix is cached: trace blocks enter an LRU; a shared
-        prefix longer than the pool extends it (its blocks move from the request to the pool)."""
-        if r.call.hash_ids is not None:
-            for block in r.call.hash_ids:
-                self._trace_blocks[block] = None
-                self._trace_blocks.move_to_end(block)
-            while len(self._trace_blocks) > max(1, self.config.num_gpu_blocks * BLOCK_SIZE // TRACE_BLOCK_TOKENS):
-                self._trace_blocks.popitem(last=False)
-            return
-        pool = self._prefix
-        aligned = min(r.call.cacheable_tokens, r.prompt - 1) // BLOCK_SIZE * BLOCK_SIZE
-        if r.call.prefix_key != SHARED_PREFIX_KEY or aligned <= pool.tokens or (pool.refs and not r.shared):
-            return
-        grow = (aligned - (pool.tokens if r.shared else 0)) // BLOCK_SIZE
-        if not r.shared:
-            pool.refs = 1  # the old, unreferenced (uncounted) pool is replaced
-        r.blocks -= grow
-        pool.tokens = r.shared = aligned
-
     def _final_reason(self, r: Request) -> str:
         if r.reason == "stop" and self.rng.random() < self.config.error_rate:
             return "error"
         return r.reason
 
     def _finish(self, r: Request, reason: str, finished: list[Request]) -> None:
-        """One observation per finished request in every per-request histogram (§1.4)."""
-        self._release(r)
-        m = self.metrics
-        m.inc("vllm:request_success", 1.0, reason)
-        started = r.scheduled_at if r.scheduled_at >= 0 else self.now
-        first = r.first_token_at if r.first_token_at >= 0 else started
-        last = r.last_token_at if r.first_token_at >= 0 else started
-        m.observe("vllm:e2e_request_latency_seconds", self.now - r.arrival)
-        m.observe("vllm:request_queue_time_seconds", started - r.arrival)
-        m.observe("vllm:request_prefill_time_seconds", first - started)
-        m.observe("vllm:request_decode_time_seconds", last - first)
-        m.observe("vllm:request_inference_time_seconds", last - started)
-        m.observe("vllm:request_prompt_tokens", r.prompt)
-        m.observe("vllm:request_generation_tokens", r.generated)
-        m.observe("vllm:request_prefill_kv_computed_tokens", r.prompt - r.cached if r.first_token_at >= 0 else 0)
-        m.observe("vllm:request_max_num_generation_tokens", r.call.max_tokens)
-        m.observe("vllm:request_params_max_tokens", r.call.max_tokens)
-        m.observe("vllm:request_params_n", 1)
-        if r.generated > 1:
-            m.observe("vllm:request_time_per_output_token_seconds", (last - first) / (r.generated - 1))
+        self._kv.release(r)
+        record_finished(self.metrics, r, reason, self.now)
         r.finish_reason, r.finished_at = reason, self.now
         finished.append(r)
 
     # ---- coasting through identical decode steps ----------------------------------------------------------
     def _coast_steps(self, t_end: float) -> int:
         """How many identical pure-decode steps can be taken at once (0 or 1: take a general step)."""
-        running, cfg = self.running, self.config
+        running, cfg, kv = self.running, self.config, self._kv
         batch = len(running)
         if not batch or batch > cfg.max_num_batched_tokens or any(r.need - r.computed != 1 for r in running):
             return 0
-        if self.waiting and batch < cfg.max_num_seqs and self._fit(self.waiting[0], cfg.max_num_batched_tokens - batch):
+        if self.waiting and batch < cfg.max_num_seqs and kv.fit(self.waiting[0], cfg.max_num_batched_tokens - batch):
             return 0
         limit = min(t_end, self.inbox[0].arrival) if self.inbox else t_end
         pending = next((r for r in self.waiting if r.scheduled_at < 0), None)
@@ -387,7 +267,7 @@ class Replica:
         context = sum(r.computed for r in running)
         first = cfg.engine.step(context, batch, context).seconds
         k_time = max(1, math.ceil((limit - self.now) / first))
-        k_kv = BLOCK_SIZE * (self._free_blocks() // batch)
+        k_kv = BLOCK_SIZE * (kv.free_blocks() // batch)
         return min(k_time, k_kv, min(r.target - r.generated for r in running))
 
     def _coast(self, k: int, finished: list[Request]) -> None:
@@ -404,7 +284,7 @@ class Replica:
             r.computed += k
             r.generated += k
             r.last_token_at = self.now
-        self._allocate_grown(grown)
+        self._kv.allocate_grown(grown)
         m = self.metrics
         m.inc("vllm:generation_tokens", batch * k)
         m.observe("vllm:iteration_tokens_total", batch, k)
@@ -412,13 +292,6 @@ class Replica:
         for r in [r for r in running if r.generated >= r.target]:
             running.remove(r)
             self._finish(r, self._final_reason(r), finished)
-
-    def _allocate_grown(self, blocks: int) -> None:
-        """Unreferenced cached prefix blocks count as free; they are the first evicted when needed."""
-        self.used_blocks += blocks
-        pool = self._prefix
-        if pool.refs == 0 and self.used_blocks + pool.tokens // BLOCK_SIZE > self.config.num_gpu_blocks:
-            pool.tokens = 0
 
     # ---- lifecycle and gauges -----------------------------------------------------------------------------
     def abort_all(self, reason: str) -> list[Request]:
@@ -436,9 +309,8 @@ class Replica:
     def restart(self, now: float) -> None:
         """A new process: empty queues, an empty KV cache (prefix cache included), idle GPUs."""
         self.abort_all("error")
-        self.now, self.used_blocks = now, 0
-        self._prefix = _SharedPrefix()
-        self._trace_blocks.clear()
+        self.now = now
+        self._kv = KvCache(self.config.num_gpu_blocks)
         self.activity = Activity()
 
     def _set_gauges(self) -> None:
