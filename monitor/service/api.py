@@ -3,51 +3,52 @@
 Reads return the bodies the jobs rendered; `?tier=` and trigger filters render a small body on the fly.
 Writes (`POST /v1/evals`, acknowledgements) need the bearer token; reads need it when `protect_reads` is
 set. /healthz, /readyz and /metrics are always open: probes and scrapers carry no token.
+The context, the token checks and the helpers the routes share are in monitor.service.api_deps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.routing import APIRoute
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
 from monitor.measurements.export import record_to_dict
 from monitor.measurements.record import ordered
 from monitor.plan.model import FLEET
 from monitor.service import schemas, views
-from monitor.service.guard import MAX_BODY_BYTES, BodyGuard, token_problem
+from monitor.service.api_deps import (
+    JSON,
+    PROBLEMS,
+    ApiContext,
+    Ctx,
+    TierParam,
+    check_tier,
+    evaluated,
+    field_error,
+    json_body,
+    read_access,
+    require_token,
+    view,
+)
+from monitor.service.guard import MAX_BODY_BYTES, BodyGuard
 from monitor.service.jobs import with_fresh_acknowledgements
 from monitor.service.metrics_cache import MetricsCache, Same
 from monitor.service.pages import add_pages
-from monitor.service.results import Results, Snapshot
-from monitor.service.settings import Settings
-from monitor.service.state import NoOpenEpisode, StateNotWritable, StateStore, TooManyAcknowledgements
-from monitor.shapes import Shape, dump
+from monitor.service.results import Snapshot
+from monitor.service.state import NoOpenEpisode, StateNotWritable, TooManyAcknowledgements
+from monitor.shapes import dump
 from monitor.triggers import CATALOG, EvalResult
 
 __all__ = ["ApiContext", "create_app"]
-
-JSON = "application/json"
-
-
-@dataclass(frozen=True)
-class ApiContext:
-    settings: Settings
-    results: Results
-    store: StateStore
-    registry: CollectorRegistry
-    clock: Callable[[], float]
 
 
 class TriggerFilter(StrEnum):
@@ -57,90 +58,20 @@ class TriggerFilter(StrEnum):
     ALL = "all"
 
 
-_bearer = HTTPBearer(auto_error=False, description="The api_token of the configuration (or PLANWATCH_API_TOKEN).")
-
-
-async def _context(request: Request) -> ApiContext:
-    ctx: ApiContext = request.app.state.planwatch
-    return ctx
-
-
-Ctx = Annotated[ApiContext, Depends(_context)]
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-
-
-def _unauthorized(detail: str, error: str = "") -> HTTPException:
-    challenge = f'Bearer realm="planwatch", error="{error}"' if error else 'Bearer realm="planwatch"'
-    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": challenge})
-
-
-async def require_token(ctx: Ctx, request: Request, credentials: Credentials) -> None:
-    """The configured token, compared in constant time. No (or an empty) token configured: writes are refused.
-    For writes, BodyGuard has already checked the same before the body was read."""
-    problem = token_problem(ctx.settings.api_token, request.headers.get("authorization"))
-    if problem is not None:
-        raise _unauthorized(*problem)
-
-
-async def read_access(ctx: Ctx, request: Request, credentials: Credentials) -> None:
-    if ctx.settings.protect_reads:
-        await require_token(ctx, request, credentials)
-
-
-TierParam = Annotated[str | None, Query(description="Only this tier.", examples=["standard"])]
-_PROBLEMS: dict[int | str, dict[str, Any]] = {
-    401: {"model": schemas.Problem, "description": "Missing or wrong bearer token."},
-    404: {"model": schemas.Problem, "description": "No such tier or trigger."},
-    503: {
-        "model": schemas.Problem,
-        "description": "No evaluation yet (the first runs at startup); for writes, the "
-        "state file is not writable (disk full, read-only).",
-    },
-}
-
-
-def _bytes(body: bytes, code: int = 200) -> Response:
-    return Response(body, status_code=code, media_type=JSON)
-
-
-def _evaluated(ctx: ApiContext) -> Snapshot:
-    s = ctx.results.current()
-    if s.evaluation is None:
-        retry = str(int(ctx.settings.evaluation_interval))
-        raise HTTPException(503, "no evaluation yet: the first runs at startup", headers={"Retry-After": retry})
-    return s
-
-
-def _check_tier(s: Snapshot, tier: str | None) -> None:
-    """A plan tier, or `fleet` (all tiers together: observations, drift and triggers have that view)."""
-    names = [t.name for t in s.plan.tiers] + [FLEET]
-    if tier is not None and tier not in names:
-        raise HTTPException(404, f"no tier named {tier!r}; tiers: {', '.join(names)}")
-
-
-def _view(ctx: ApiContext, key: str, tier: str | None, render: Callable[[Snapshot, str], Shape]) -> Response:
-    """The cached body, or one tier's rendered on the fly."""
-    s = _evaluated(ctx) if key != "forecast" else ctx.results.current()
-    if tier is None:
-        return _bytes(s.bodies[key])
-    _check_tier(s, tier)
-    return _bytes(views.encode(render(s, tier)))
-
-
 def _read_routes() -> APIRouter:
-    r = APIRouter(prefix="/v1", dependencies=[Depends(read_access)], tags=["results"], responses=_PROBLEMS)
+    r = APIRouter(prefix="/v1", dependencies=[Depends(read_access)], tags=["results"], responses=PROBLEMS)
 
     @r.get("/plan", summary="The capacity plan being held (validated, quantities in seconds and bytes)")
     async def plan(ctx: Ctx) -> Response:
-        return _bytes(ctx.results.current().bodies["plan"])
+        return json_body(ctx.results.current().bodies["plan"])
 
     @r.get("/sizing", summary="The plan's sizing per tier with formulas (as `planwatch size --format json`)")
     async def sizing(ctx: Ctx) -> Response:
-        return _bytes(ctx.results.current().bodies["sizing"])
+        return json_body(ctx.results.current().bodies["sizing"])
 
     @r.get("/evaluation", summary="The latest evaluation whole", responses={200: {"model": schemas.EvaluationResponse}})
     async def evaluation(ctx: Ctx) -> Response:
-        return _bytes(_evaluated(ctx).bodies["evaluation"])
+        return json_body(evaluated(ctx).bodies["evaluation"])
 
     @r.get(
         "/observations",
@@ -148,13 +79,13 @@ def _read_routes() -> APIRouter:
         responses={200: {"model": schemas.ObservationsResponse}},
     )
     async def observations(ctx: Ctx, tier: TierParam = None) -> Response:
-        return _view(ctx, "observations", tier, views.observations_body)
+        return view(ctx, "observations", tier, views.observations_body)
 
     @r.get(
         "/drift", summary="Each plan assumption against production", responses={200: {"model": schemas.DriftResponse}}
     )
     async def drift(ctx: Ctx, tier: TierParam = None) -> Response:
-        return _view(ctx, "drift", tier, views.drift_body)
+        return view(ctx, "drift", tier, views.drift_body)
 
     @r.get(
         "/recommendations",
@@ -162,7 +93,7 @@ def _read_routes() -> APIRouter:
         responses={200: {"model": schemas.RecommendationsResponse}},
     )
     async def recommendations(ctx: Ctx, tier: TierParam = None) -> Response:
-        return _view(ctx, "recommendations", tier, views.recommendations_body)
+        return view(ctx, "recommendations", tier, views.recommendations_body)
 
     @r.get(
         "/schedule",
@@ -170,7 +101,7 @@ def _read_routes() -> APIRouter:
         responses={200: {"model": schemas.ScheduleResponse}},
     )
     async def schedule(ctx: Ctx, tier: TierParam = None) -> Response:
-        return _view(ctx, "schedule", tier, views.schedule_body)
+        return view(ctx, "schedule", tier, views.schedule_body)
 
     @r.get(
         "/forecast",
@@ -178,7 +109,7 @@ def _read_routes() -> APIRouter:
         responses={200: {"model": schemas.ForecastResponse}},
     )
     async def forecast(ctx: Ctx, tier: TierParam = None) -> Response:
-        return _view(ctx, "forecast", tier, views.forecast_body)
+        return view(ctx, "forecast", tier, views.forecast_body)
 
     @r.get("/measurements", summary="The measurement plan's record: each item measured, partly or not yet")
     async def measurements(ctx: Ctx) -> dict[str, Any]:
@@ -193,7 +124,7 @@ def _read_routes() -> APIRouter:
 
 
 def _trigger_routes() -> APIRouter:
-    r = APIRouter(prefix="/v1", tags=["triggers"], responses=_PROBLEMS)
+    r = APIRouter(prefix="/v1", tags=["triggers"], responses=PROBLEMS)
 
     @r.get(
         "/triggers",
@@ -209,13 +140,13 @@ def _trigger_routes() -> APIRouter:
         tier: TierParam = None,
         limit: Annotated[int, Query(ge=1, le=10_000, description="Episodes for state=all, newest first.")] = 100,
     ) -> Response:
-        s = _evaluated(ctx)
-        _check_tier(s, tier)
+        s = evaluated(ctx)
+        check_tier(s, tier)
         if state is TriggerFilter.ALL:  # the only read that touches the state file: off the event loop
-            return _bytes(await run_in_threadpool(_history, ctx, s, limit, tier))
+            return json_body(await run_in_threadpool(_history, ctx, s, limit, tier))
         if state is TriggerFilter.OPEN and tier is None:
-            return _bytes(s.bodies["triggers"])
-        return _bytes(views.encode(views.triggers_body(s, state.value, tier)))
+            return json_body(s.bodies["triggers"])
+        return json_body(views.encode(views.triggers_body(s, state.value, tier)))
 
     @r.post(
         "/triggers/{trigger_id}/ack",
@@ -238,7 +169,7 @@ def _trigger_routes() -> APIRouter:
             raise HTTPException(404, f"no trigger {trigger_id!r}; known: {', '.join(d.id for d in CATALOG)}")
         plan = ctx.results.current().plan
         if body.tier not in {t.name for t in plan.tiers} | {FLEET}:
-            raise _field_error("tier", f"no tier named {body.tier!r} in plan {plan.name} (nor {FLEET!r})")
+            raise field_error("tier", f"no tier named {body.tier!r} in plan {plan.name} (nor {FLEET!r})")
         try:
             ack = ctx.store.acknowledge(trigger_id, body.tier, body.by, body.comment, ctx.clock())
         except (NoOpenEpisode, TooManyAcknowledgements) as exc:
@@ -258,9 +189,7 @@ def _trigger_routes() -> APIRouter:
     def post_eval(ctx: Ctx, result: EvalResult) -> schemas.EvalResponse:
         plan = ctx.results.current().plan
         if result.model not in plan.models:
-            raise _field_error(
-                "model", f"{result.model!r} is not a model of the plan; models: {', '.join(plan.models)}"
-            )
+            raise field_error("model", f"{result.model!r} is not a model of the plan; models: {', '.join(plan.models)}")
         if not result.submitted_at:
             result = result.model_copy(update={"submitted_at": ctx.clock()})
         id_ = ctx.store.add_eval(result)
@@ -275,11 +204,6 @@ def _history(ctx: ApiContext, s: Snapshot, limit: int, tier: str | None) -> byte
     episodes = ctx.store.history(limit, tier)
     acks = ctx.store.acknowledgements(e.id for e in episodes)
     return views.encode(views.history_body(s, episodes, acks))
-
-
-def _field_error(field: str, message: str) -> RequestValidationError:
-    """A body field that validates alone but not against the plan: the same 422 as a schema error."""
-    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": "value_error"}])
 
 
 def _ops_routes() -> APIRouter:
