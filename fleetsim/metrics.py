@@ -1,8 +1,11 @@
 """The metric catalog fleetsim emits, as data, and the per-replica vLLM metric state.
 
-One home for every name, type, label and bucket (reference: /work/shared/reference/vllm-dcgm-metrics.md,
+One import for every name, type, label and bucket (reference: /work/shared/reference/vllm-dcgm-metrics.md,
 "§" below). Both the live exposition (fleetsim.exposition) and the history backfill (fleetsim.backfill)
-read these definitions, so a series looks the same whether it was scraped live or backfilled.
+read these definitions, so a series looks the same whether it was scraped live or backfilled. The vLLM
+families and their generations are defined here; vLLM's bucket lists (fleetsim.vllm_buckets) and the
+dcgm-exporter, kube-state-metrics and gateway families (fleetsim.exporter_families) live in their own modules
+and are re-exported from this one.
 
 Generations (§1.6, §1.7, §5), each a real era of vLLM's /metrics:
   "v1"      vLLM V1 at HEAD: labels {model_name, engine}; kv_cache_usage_perc, prefix_cache_*,
@@ -30,6 +33,24 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from fleetsim.exporter_families import DCGM_FIELDS, GATEWAY_FAMILIES, KSM_FAMILIES, DcgmField, Kind
+
+# Explicit re-exports of names public here before the split but never in __all__ (exposition uses DCGM_LABELS).
+from fleetsim.exporter_families import DCGM_LABELS as DCGM_LABELS
+from fleetsim.vllm_buckets import (
+    ITERATION_TOKEN_BUCKETS,
+    LATENCY_BUCKETS,
+    PARAMS_N_BUCKETS,
+    TPOT_BUCKETS,
+    TTFT_BUCKETS,
+    V0_BUCKETS,
+    build_1_2_5_buckets,
+)
+from fleetsim.vllm_buckets import OLD_ITERATION_TOKEN_BUCKETS as OLD_ITERATION_TOKEN_BUCKETS
+from fleetsim.vllm_buckets import OLD_LATENCY_BUCKETS as OLD_LATENCY_BUCKETS
+from fleetsim.vllm_buckets import OLD_TPOT_BUCKETS as OLD_TPOT_BUCKETS
+from fleetsim.vllm_buckets import OLD_TTFT_BUCKETS as OLD_TTFT_BUCKETS
+
 __all__ = [
     "DCGM_FIELDS",
     "FINISHED_REASONS",
@@ -52,51 +73,14 @@ __all__ = [
     "finished_reasons",
 ]
 
-Kind = Literal["counter", "gauge", "histogram"]
 Generation = Literal["v1", "legacy", "v0", "overlap"]
 GENERATIONS: tuple[Generation, ...] = ("v1", "legacy", "v0", "overlap")
 # Oldest first: a family `added` in one generation is exposed by it and every later one.
 _ERAS: tuple[Generation, ...] = ("v0", "legacy", "overlap", "v1")
 V0_HIT_RATE = "vllm:gpu_prefix_cache_hit_rate"
 
-# vLLM's own literal lists, per era, as vllm/v1/metrics/loggers.py (PrometheusStatLogger) and
-# vllm/engine/metrics.py declare them; written out here rather than derived, so that fleetsim reproduces what
-# vLLM serves independently of the monitor's reading of it. §1.3, current sets (after #15202 / #17033):
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
-                20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
-TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
-                20.0, 40.0, 80.0)  # fmt: skip
-LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
-                   240.0, 480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
-ITERATION_TOKEN_BUCKETS = (1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0)
-# §1.3 "Before": the V0 sets until #15202 (2025-04-07) stopped at 10 s / 2.5 s / 60 s; iteration tokens were
-# bucketed at V0's CUDA-graph capture sizes (1, 2, 4, then multiples of 8 to 256) until #17033.
-OLD_TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
-OLD_TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
-OLD_LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0)
-OLD_ITERATION_TOKEN_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 40.0, 48.0, 56.0, 64.0, 72.0, 80.0, 88.0,
-                               96.0, 104.0, 112.0, 120.0, 128.0, 136.0, 144.0, 152.0, 160.0, 168.0, 176.0, 184.0,
-                               192.0, 200.0, 208.0, 216.0, 224.0, 232.0, 240.0, 248.0, 256.0)  # fmt: skip
-_OLD_BUCKETS = {TTFT_BUCKETS: OLD_TTFT_BUCKETS, TPOT_BUCKETS: OLD_TPOT_BUCKETS, LATENCY_BUCKETS: OLD_LATENCY_BUCKETS,
-                ITERATION_TOKEN_BUCKETS: OLD_ITERATION_TOKEN_BUCKETS}  # fmt: skip
-PARAMS_N_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0)
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
 _LEGACY_FINISHED_REASONS = ("stop", "length", "abort")
-
-
-def build_1_2_5_buckets(max_value: int) -> tuple[float, ...]:
-    """vLLM's `build_1_2_5_buckets`: 1, 2, 5, 10, 20, 50, ... while <= max_value (the token-count histograms).
-
-    vLLM's own function, reproduced here so the simulator does not borrow the monitor's copy."""
-    buckets: list[float] = []
-    exponent = 0
-    while True:
-        for mantissa in (1, 2, 5):
-            value = mantissa * 10**exponent
-            if value > max_value:
-                return tuple(buckets)
-            buckets.append(float(value))
-        exponent += 1
 
 
 def finished_reasons(generation: Generation) -> tuple[str, ...]:
@@ -143,7 +127,7 @@ class Family:
     def bucket_bounds(self, max_model_len: int, generation: Generation = "v1") -> tuple[float, ...]:
         if self.buckets == "tokens":
             return build_1_2_5_buckets(max_model_len)
-        return _OLD_BUCKETS.get(self.buckets, self.buckets) if generation == "v0" else self.buckets
+        return V0_BUCKETS.get(self.buckets, self.buckets) if generation == "v0" else self.buckets
 
 
 def _h(key: str, help_text: str, buckets: tuple[float, ...] | Literal["tokens"], **kw: Any) -> Family:
@@ -344,66 +328,3 @@ class VllmMetrics:
 
 def family(key: str) -> Family:
     return _BY_KEY[key]
-
-
-# §2.1 / §4: dcgm-exporter fields fleetsim emits (name, type, help as in default-counters.csv, integer?).
-@dataclass(frozen=True)
-class DcgmField:
-    name: str
-    kind: Kind
-    help: str
-    integer: bool
-
-
-DCGM_FIELDS: tuple[DcgmField, ...] = (
-    DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", True),
-    DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", True),
-    DcgmField("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", True),
-    DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", False),
-    DcgmField("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ).", True),
-    DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", True),
-    DcgmField("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", True),
-    DcgmField("DCGM_FI_DEV_FB_FREE", "gauge", "Frame buffer memory free (in MiB).", True),
-    DcgmField("DCGM_FI_DEV_FB_USED", "gauge", "Frame buffer memory used (in MiB).", True),
-    DcgmField("DCGM_FI_DEV_FB_RESERVED", "gauge", "Frame buffer memory reserved (in MiB).", True),
-    DcgmField(
-        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
-        "counter",
-        "Total number of NVLink bandwidth counters for all lanes.",
-        True,
-    ),
-    DcgmField("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active.", False),
-    DcgmField("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active.", False),
-    DcgmField(
-        "DCGM_FI_PROF_DRAM_ACTIVE",
-        "gauge",
-        "Ratio of cycles the device memory interface is active sending or receiving data.",
-        False,
-    ),
-)
-# dcgm-exporter's label order (§2.2): fixed labels, driver label, then sorted k8s attributes.
-DCGM_LABELS = (
-    "gpu",
-    "UUID",
-    "pci_bus_id",
-    "device",
-    "modelName",
-    "Hostname",
-    "DCGM_FI_DRIVER_VERSION",
-    "container",
-    "namespace",
-    "pod",
-)
-
-# kube-state-metrics v2.8+ pod families (name, type, help).
-KSM_FAMILIES: tuple[tuple[str, Kind, str], ...] = (
-    ("kube_pod_created", "gauge", "Unix creation timestamp"),
-    ("kube_pod_status_ready", "gauge", "Describes whether the pod is ready to serve requests."),
-    ("kube_pod_status_ready_time", "gauge", "Readiness achieved time in unix timestamp for a pod."),
-)
-
-# The API gateway in front of the tiers: user requests vs model calls (tool-call fan-out).
-GATEWAY_FAMILIES: tuple[tuple[str, Kind, str], ...] = (
-    ("gateway_user_requests", "counter", "User requests received by the gateway, by the tier of the first call."),
-    ("gateway_model_calls", "counter", "Model calls the gateway sent to a tier (tool calls included)."),
-)
