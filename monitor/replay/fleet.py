@@ -15,6 +15,7 @@ every minute, arrivals so far = served so far + queue.
 from __future__ import annotations
 
 import math
+import mmap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,7 +42,14 @@ class TierRecord:
 
     @classmethod
     def empty(cls, minutes: int) -> TierRecord:
-        return cls(*(np.zeros(minutes) for _ in range(9)))
+        """Zeros in memory shared with forked children: the planwatch policy's refit worker
+        (monitor.replay.planwatch) reads the demand history from the record as the replay writes it."""
+        return cls(*(_shared_zeros(minutes) for _ in range(9)))
+
+
+def _shared_zeros(n: int) -> np.ndarray:
+    """n float64 zeros in an anonymous shared mapping (MAP_SHARED: a process forked after it sees every write)."""
+    return np.frombuffer(mmap.mmap(-1, max(1, n) * 8), dtype=np.float64, count=n)
 
 
 @dataclass

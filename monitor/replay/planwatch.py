@@ -9,20 +9,25 @@ the service's windows (`monitor.outlooks.fit_tier`); a tier whose refit fails ke
 while it still reaches into the future, as `run_forecast_refit` does. A tier with no recommendation (its
 data unknown) holds what runs.
 
-Where tiers are due a backtest at the same refit (they are, every 6 h: their choices were made together),
-`refit_processes` > 1 spreads them over forked processes: the backtests are two thirds of the policy's
-refit time, and the replay's other policies are done long before planwatch, so their cores idle.
+With `refit_processes` > 1 a forked worker refits every other tier while this process refits the rest: the
+refits are two fifths of the policy's time, and the replay's other policies are done long before planwatch,
+so their cores idle. The worker reads the demand history from the fleets' records, which live in shared
+memory (`TierRecord.empty`), and keeps its tiers' previous forecasts as this process does (`_kept`), so only
+the forecasts it fitted cross the pipe; every decision is the same as with one process (tests/replay).
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
-from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+import traceback
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 
-from forecasting import ForecastError, ForecastSettings
+from forecasting import ForecastError
 from monitor.advice import DemandOutlook
 from monitor.evaluation import EvaluationInputs, TriggerKey, evaluate
 from monitor.forecasts import TierForecast
@@ -48,9 +53,10 @@ class Planwatch:
     triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
     advice_states: dict[str, object] = field(default_factory=dict)
     sizing: PlanSizing | None = None
-    refit_processes: int = 1  # processes the tiers due a backtest at one refit are spread over (1: this one)
+    refit_processes: int = 1  # 2 or more: a forked worker refits every other tier (1: all in this one)
     _minute: int = 0
     _refit_at: float | None = None
+    _worker: _RefitWorker | None = field(default=None, repr=False)
 
     def attach(self, fleets: Mapping[str, TierFleet]) -> None:
         self.observer = ReplayObserver(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
@@ -89,29 +95,43 @@ class Planwatch:
         return {name: f.outlook for name, f in self.forecasts.items()}
 
     def _refit(self, now: float) -> None:
-        """`fit_tier` per tier, its history read at the replay's clock; the tiers due a backtest spread over
-        `refit_processes` (`_backtests_due`), the others here.
+        """`fit_tier` per tier, its history read at the replay's clock; with a worker (`refit_processes` > 1)
+        its tiers are refitted there at the same time as the others here.
 
-        Why not every refit in worker processes: a refit mostly refits the model its tier's backtest chose
-        (kept for 6 h, `forecasting.choice`), a few milliseconds, and shipping four weeks of history and the
-        forecast with its choice to a worker and back cost more than the fit (ServeGen 14 days: planwatch 117 s
-        in its own process, 126 s with every refit in two more, on 2 cores). A forked process inherits the
-        history instead and returns only the forecasts it fitted."""
+        Why a worker that lives through the run rather than a process per refit: a refit mostly refits the
+        model its tier's backtest chose (kept for 6 h, `forecasting.choice`), a few milliseconds, less than
+        starting a process (or shipping the history to one) costs; the worker reads the history where the
+        replay writes it and returns only the forecasts."""
         assert self.observer is not None
         self._refit_at = now
-        due = self._backtests_due(now)
-        forked = due[1:] if self.refit_processes > 1 and len(due) > 1 else []
-        with _forked_refits(self, forked, now, self.refit_processes - 1) as away:
-            here = {t.name: self._fit(t.name, now) for t in self.plan.tiers if t.name not in forked}
-            fitted = here | {tier: future.result() for tier, future in away.items()}
-        fits: dict[str, TierForecast] = {}
+        worker = self._refit_worker()
+        away = worker.ask(now, self._minute) if worker is not None else ()
+        fitted = {t.name: self._fit(t.name, now) for t in self.plan.tiers if t.name not in away}
+        if worker is not None:
+            fitted |= worker.answer()
+        self.forecasts = self._kept(fitted, now)
+
+    def _kept(self, fitted: Mapping[str, TierForecast | None], now: float) -> dict[str, TierForecast]:
+        """The fitted tiers' forecasts in plan order: the new one, or where the refit failed the previous one
+        while it still reaches past `now` (as `run_forecast_refit` keeps it)."""
+        kept: dict[str, TierForecast] = {}
         for tier in self.plan.tiers:
+            if tier.name not in fitted:
+                continue
             fit, previous = fitted[tier.name], self.forecasts.get(tier.name)
             if fit is not None:
-                fits[tier.name] = fit
-            elif previous and previous.reaches_past(now):
-                fits[tier.name] = previous
-        self.forecasts = fits
+                kept[tier.name] = fit
+            elif previous is not None and previous.reaches_past(now):
+                kept[tier.name] = previous
+        return kept
+
+    def _refit_worker(self) -> _RefitWorker | None:
+        if self.refit_processes < 2 or len(self.plan.tiers) < 2:
+            return None
+        if self._worker is None:
+            self._worker = _RefitWorker.start(self, tuple(t.name for t in self.plan.tiers[1::2]))
+            weakref.finalize(self, self._worker.close)
+        return self._worker
 
     def _fit(self, tier: str, now: float) -> TierForecast | None:
         """The tier's refit, None if its history cannot be forecast (ForecastError)."""
@@ -122,43 +142,64 @@ class Planwatch:
         except ForecastError:
             return None
 
-    def _backtests_due(self, now: float) -> list[str]:
-        """Tiers whose refit will backtest again: their last choice came from a backtest and is a calibration
-        spacing old (`ModelChoice.aged`, what `reusable` reads). Only where the work is done depends on it,
-        never a result."""
-        spacing = ForecastSettings().calibration_spacing_seconds
-        due = []
-        for name, f in self.forecasts.items():
-            choice = f.choice
-            # a microsecond's slack: the history ends at `now` up to float rounding
-            if choice is not None and choice.report is not None and choice.aged(now + 1e-6, spacing):
-                due.append(name)
-        return due
 
+@dataclass
+class _RefitWorker:
+    """A forked process refitting `tiers` whenever asked, its own copy of the policy keeping their previous
+    forecasts; a failure in it is raised here, never read as a tier without a forecast."""
 
-# The policy a forked refit reads its history from: set before the fork, inherited by the child, so the
-# history is never pickled (only the forecasts come back).
-_FORKED: Planwatch | None = None
+    tiers: tuple[str, ...]
+    process: BaseProcess
+    pipe: Connection
 
-
-@contextmanager
-def _forked_refits(
-    policy: Planwatch, tiers: list[str], now: float, processes: int
-) -> Iterator[dict[str, Future[TierForecast | None]]]:
-    """The tiers' refits running in up to `processes` forked children while the caller fits the others."""
-    global _FORKED
-    if not tiers:
-        yield {}
-        return
-    _FORKED = policy
-    try:
+    @classmethod
+    def start(cls, policy: Planwatch, tiers: tuple[str, ...]) -> _RefitWorker:
+        here, there = multiprocessing.Pipe()
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(processes, len(tiers)), mp_context=context) as pool:
-            yield {tier: pool.submit(_fit_in_child, tier, now) for tier in tiers}
+        process = context.Process(target=_serve, args=(policy, tiers, there, here), daemon=True)
+        process.start()
+        there.close()
+        return cls(tiers, process, here)
+
+    def ask(self, now: float, minute: int) -> tuple[str, ...]:
+        self.pipe.send((now, minute))
+        return self.tiers
+
+    def answer(self) -> dict[str, TierForecast | None]:
+        try:
+            ok, body = self.pipe.recv()
+        except EOFError:
+            raise RuntimeError(f"the replay's refit worker exited (code {self.process.exitcode})") from None
+        if not ok:
+            raise RuntimeError(f"the replay's refit worker failed:\n{body}")
+        fitted: dict[str, TierForecast | None] = body
+        return fitted
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # already gone
+            self.pipe.send(None)
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+        self.pipe.close()
+
+
+def _serve(policy: Planwatch, tiers: tuple[str, ...], pipe: Connection, parents_end: Connection) -> None:
+    """The worker's loop: at each (now, minute) asked, the tiers' refits as the policy makes them, kept as it
+    keeps them (the next refit's previous forecasts), sent back; None or the parent gone (EOF) ends it."""
+    parents_end.close()  # inherited by the fork: held open here, the parent's exit would never read as EOF
+    try:
+        while (asked := pipe.recv()) is not None:
+            now, policy._minute = asked
+            try:
+                fitted = {tier: policy._fit(tier, now) for tier in tiers}
+            except BaseException:
+                pipe.send((False, traceback.format_exc()))
+                return
+            kept = policy._kept(fitted, now)
+            policy.forecasts = {t: f for t, f in policy.forecasts.items() if t not in tiers} | kept
+            pipe.send((True, fitted))
+    except (EOFError, KeyboardInterrupt):
+        pass  # the replay ended or was stopped
     finally:
-        _FORKED = None
-
-
-def _fit_in_child(tier: str, now: float) -> TierForecast | None:
-    assert _FORKED is not None
-    return _FORKED._fit(tier, now)
+        pipe.close()

@@ -91,8 +91,8 @@ def run_replay(
     workers: int = 1,
 ) -> Replay:
     """Every policy of `config` over `demand`; `progress(policy, share done)` is called as it runs. With
-    `workers` > 1 the policies run in up to that many processes, and planwatch's backtests, due for every
-    tier at once, in as many (`Planwatch.refit_processes`)."""
+    `workers` > 1 the policies run in up to that many processes, and planwatch refits every other tier in a
+    worker of its own (`Planwatch.refit_processes`)."""
     effects = effects_at(config.scenarios, demand.start)
     plan_json = plan.model_dump_json(by_alias=True)
     curves: dict[str, TierCurve | None] = {}

@@ -75,27 +75,43 @@ def test_planwatch_in_a_worker_process_decides_exactly_as_in_the_replays_own() -
     assert one.started[1:].sum() > 0  # the advice moved the fleet: the comparison is not empty
 
 
-def test_planwatch_with_tiers_due_a_backtest_together_forks_them_and_decides_as_without() -> None:
-    """Three days of the capstone plan: from the third day its tiers' backtests fall due at the same refits, and
-    with 2 workers all but one of them run in forked processes; every tier's fleet is the same as in one."""
+def test_planwatch_with_a_refit_worker_decides_exactly_as_without() -> None:
+    """Three days of the capstone plan (backtested models from the third day): with 2 workers every other tier
+    is refitted in a forked worker reading the shared records, and every tier's fleet is the same as in one."""
     plan = load_plan(EXAMPLES / "capstone-revised.yaml")
     demand = profile_demand(plan, (), 3.0, np.random.default_rng(5))
-    forked: list[list[str]] = []
-    real = planwatch_module._forked_refits
+    asked: list[tuple[str, ...]] = []
+    real = planwatch_module._RefitWorker.ask
 
-    def counting(policy, tiers, now, processes):  # type: ignore[no-untyped-def]
-        forked.append(list(tiers))
-        return real(policy, tiers, now, processes)
+    def counting(worker, now, minute):  # type: ignore[no-untyped-def]
+        asked.append(real(worker, now, minute))
+        return asked[-1]
 
-    config = ReplayConfig(policies=("planwatch",))  # one policy: it runs in this process, its refits may fork
+    config = ReplayConfig(policies=("planwatch",))  # one policy: it runs in this process, its refits in a worker
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(planwatch_module, "_forked_refits", counting)
+        mp.setattr(planwatch_module._RefitWorker, "ask", counting)
         runs = [run_replay(plan, demand, config, workers=w).run("planwatch").fleets for w in (1, 2)]
-    assert any(forked), "no refit had two tiers due a backtest: the comparison is empty"
+    assert asked and set(asked) == {("standard", "fallback")}, "the worker refitted no tier: the comparison is empty"
     for tier in runs[0]:
         one, two = runs[0][tier].record, runs[1][tier].record
         for name in ("served", "queue", "ready", "billed", "wait_s"):
             assert np.array_equal(getattr(one, name), getattr(two, name)), (tier, name)
+
+
+def test_a_failure_in_the_refit_worker_is_raised_not_read_as_no_forecast(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = load_plan(EXAMPLES / "capstone-revised.yaml")
+    demand = profile_demand(plan, (), 0.2, np.random.default_rng(5))
+
+    real = planwatch_module.fit_tier
+
+    def broken(observer, plan, tier, now, windows, previous):  # type: ignore[no-untyped-def]
+        if tier == "standard":  # one of the worker's tiers: the failure happens in the forked process
+            raise ZeroDivisionError(f"a bug while refitting {tier}")
+        return real(observer, plan, tier, now, windows, previous)
+
+    monkeypatch.setattr(planwatch_module, "fit_tier", broken)
+    with pytest.raises(RuntimeError, match=r"refit worker failed[\s\S]*a bug while refitting standard"):
+        run_replay(plan, demand, ReplayConfig(policies=("planwatch",)), workers=2)
 
 
 def test_the_rates_of_now_are_the_last_five_minutes_and_the_windows_rates_the_whole_window() -> None:
