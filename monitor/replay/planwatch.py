@@ -9,17 +9,20 @@ the service's windows (`monitor.outlooks.fit_tier`); a tier whose refit fails ke
 while it still reaches into the future, as `run_forecast_refit` does. A tier with no recommendation (its
 data unknown) holds what runs.
 
-With `refit_processes` > 1 a forked worker refits every other tier while this process refits the rest: the
-refits are two fifths of the policy's time, and the replay's other policies are done long before planwatch,
-so their cores idle. The worker reads the demand history from the fleets' records, which live in shared
-memory (`TierRecord.empty`), and keeps its tiers' previous forecasts as this process does (`_kept`), so only
-the forecasts it fitted cross the pipe; every decision is the same as with one process (tests/replay).
+With `refit_processes` > 1 a forked worker refits some tiers while this process refits the others: the refits
+are two fifths of the policy's time, and the replay's other policies are done long before planwatch, so their
+cores idle. The worker reads the demand history from the fleets' records, which live in shared memory
+(`TierRecord.empty`), and gets each tier's previous forecast with the request, so it holds no state of its own
+and either process can refit any tier: which ones go to the worker is balanced on the last refit's times
+(the backtests, every 6 h, cost ten times a refit of a kept model). Every decision is the same as with one
+process (tests/replay).
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import time
 import traceback
 import weakref
 from collections.abc import Mapping
@@ -53,10 +56,11 @@ class Planwatch:
     triggers: dict[TriggerKey, TriggerRecord] = field(default_factory=dict)
     advice_states: dict[str, object] = field(default_factory=dict)
     sizing: PlanSizing | None = None
-    refit_processes: int = 1  # 2 or more: a forked worker refits every other tier (1: all in this one)
+    refit_processes: int = 1  # 2 or more: a forked worker refits some of the tiers (1: all in this one)
     _minute: int = 0
     _refit_at: float | None = None
     _worker: _RefitWorker | None = field(default=None, repr=False)
+    _seconds: dict[str, float] = field(default_factory=dict, repr=False)  # each tier's last refit, wall clock
 
     def attach(self, fleets: Mapping[str, TierFleet]) -> None:
         self.observer = ReplayObserver(self.plan, fleets, self.start, lambda: self._minute, self.settings.long_window)
@@ -96,28 +100,29 @@ class Planwatch:
 
     def _refit(self, now: float) -> None:
         """`fit_tier` per tier, its history read at the replay's clock; with a worker (`refit_processes` > 1)
-        its tiers are refitted there at the same time as the others here.
+        some tiers are refitted there at the same time as the others here.
 
         Why a worker that lives through the run rather than a process per refit: a refit mostly refits the
         model its tier's backtest chose (kept for 6 h, `forecasting.choice`), a few milliseconds, less than
         starting a process (or shipping the history to one) costs; the worker reads the history where the
-        replay writes it and returns only the forecasts."""
+        replay writes it, and only the forecasts cross the pipe (16 KB a tier)."""
         assert self.observer is not None
         self._refit_at = now
         worker = self._refit_worker()
-        away = worker.ask(now, self._minute) if worker is not None else ()
-        fitted = {t.name: self._fit(t.name, now) for t in self.plan.tiers if t.name not in away}
+        away = self._for_worker() if worker is not None else ()
+        if worker is not None:
+            worker.ask(now, self._minute, {tier: self.forecasts.get(tier) for tier in away})
+        fitted = {t.name: self._timed_fit(t.name, now) for t in self.plan.tiers if t.name not in away}
         if worker is not None:
             fitted |= worker.answer()
-        self.forecasts = self._kept(fitted, now)
+        self._seconds = {tier: seconds for tier, (_, seconds) in fitted.items()}
+        self.forecasts = self._kept({tier: fit for tier, (fit, _) in fitted.items()}, now)
 
     def _kept(self, fitted: Mapping[str, TierForecast | None], now: float) -> dict[str, TierForecast]:
-        """The fitted tiers' forecasts in plan order: the new one, or where the refit failed the previous one
-        while it still reaches past `now` (as `run_forecast_refit` keeps it)."""
+        """Each tier's forecast in plan order: the new one, or where the refit failed the previous one while it
+        still reaches past `now` (as `run_forecast_refit` keeps it)."""
         kept: dict[str, TierForecast] = {}
         for tier in self.plan.tiers:
-            if tier.name not in fitted:
-                continue
             fit, previous = fitted[tier.name], self.forecasts.get(tier.name)
             if fit is not None:
                 kept[tier.name] = fit
@@ -129,9 +134,29 @@ class Planwatch:
         if self.refit_processes < 2 or len(self.plan.tiers) < 2:
             return None
         if self._worker is None:
-            self._worker = _RefitWorker.start(self, tuple(t.name for t in self.plan.tiers[1::2]))
+            self._worker = _RefitWorker.start(self)
             weakref.finalize(self, self._worker.close)
         return self._worker
+
+    def _for_worker(self) -> tuple[str, ...]:
+        """The tiers the worker refits: the longest-first greedy split of the last refit's times (every other
+        tier before any was timed). Where a tier is refitted changes when the forecasts are ready, never them."""
+        names = [t.name for t in self.plan.tiers]
+        if not self._seconds:
+            return tuple(names[1::2])
+        here: list[str] = []
+        there: list[str] = []
+        load = [0.0, 0.0]
+        for name in sorted(names, key=lambda n: -self._seconds.get(n, 0.0)):
+            side = 0 if load[0] <= load[1] else 1
+            (here, there)[side].append(name)
+            load[side] += self._seconds.get(name, 0.0)
+        return tuple(there)
+
+    def _timed_fit(self, tier: str, now: float) -> tuple[TierForecast | None, float]:
+        began = time.perf_counter()
+        fit = self._fit(tier, now)
+        return fit, time.perf_counter() - began
 
     def _fit(self, tier: str, now: float) -> TierForecast | None:
         """The tier's refit, None if its history cannot be forecast (ForecastError)."""
@@ -145,34 +170,32 @@ class Planwatch:
 
 @dataclass
 class _RefitWorker:
-    """A forked process refitting `tiers` whenever asked, its own copy of the policy keeping their previous
-    forecasts; a failure in it is raised here, never read as a tier without a forecast."""
+    """A forked process refitting the tiers it is asked for, from the previous forecasts it is handed; a
+    failure in it is raised here, never read as a tier without a forecast."""
 
-    tiers: tuple[str, ...]
     process: BaseProcess
     pipe: Connection
 
     @classmethod
-    def start(cls, policy: Planwatch, tiers: tuple[str, ...]) -> _RefitWorker:
+    def start(cls, policy: Planwatch) -> _RefitWorker:
         here, there = multiprocessing.Pipe()
         context = multiprocessing.get_context("fork")
-        process = context.Process(target=_serve, args=(policy, tiers, there, here), daemon=True)
+        process = context.Process(target=_serve, args=(policy, there, here), daemon=True)
         process.start()
         there.close()
-        return cls(tiers, process, here)
+        return cls(process, here)
 
-    def ask(self, now: float, minute: int) -> tuple[str, ...]:
-        self.pipe.send((now, minute))
-        return self.tiers
+    def ask(self, now: float, minute: int, previous: Mapping[str, TierForecast | None]) -> None:
+        self.pipe.send((now, minute, dict(previous)))
 
-    def answer(self) -> dict[str, TierForecast | None]:
+    def answer(self) -> dict[str, tuple[TierForecast | None, float]]:
         try:
             ok, body = self.pipe.recv()
         except EOFError:
             raise RuntimeError(f"the replay's refit worker exited (code {self.process.exitcode})") from None
         if not ok:
             raise RuntimeError(f"the replay's refit worker failed:\n{body}")
-        fitted: dict[str, TierForecast | None] = body
+        fitted: dict[str, tuple[TierForecast | None, float]] = body
         return fitted
 
     def close(self) -> None:
@@ -184,20 +207,19 @@ class _RefitWorker:
         self.pipe.close()
 
 
-def _serve(policy: Planwatch, tiers: tuple[str, ...], pipe: Connection, parents_end: Connection) -> None:
-    """The worker's loop: at each (now, minute) asked, the tiers' refits as the policy makes them, kept as it
-    keeps them (the next refit's previous forecasts), sent back; None or the parent gone (EOF) ends it."""
+def _serve(policy: Planwatch, pipe: Connection, parents_end: Connection) -> None:
+    """The worker's loop: at each (now, minute, previous forecasts) asked, those tiers' refits as the policy
+    makes them, with their times; None or the parent gone (EOF) ends it."""
     parents_end.close()  # inherited by the fork: held open here, the parent's exit would never read as EOF
     try:
         while (asked := pipe.recv()) is not None:
-            now, policy._minute = asked
+            now, policy._minute, previous = asked
+            policy.forecasts = {tier: f for tier, f in previous.items() if f is not None}
             try:
-                fitted = {tier: policy._fit(tier, now) for tier in tiers}
+                fitted = {tier: policy._timed_fit(tier, now) for tier in previous}
             except BaseException:
                 pipe.send((False, traceback.format_exc()))
                 return
-            kept = policy._kept(fitted, now)
-            policy.forecasts = {t: f for t, f in policy.forecasts.items() if t not in tiers} | kept
             pipe.send((True, fitted))
     except (EOFError, KeyboardInterrupt):
         pass  # the replay ended or was stopped
