@@ -138,6 +138,12 @@ class Planwatch:
             weakref.finalize(self, self._worker.close)
         return self._worker
 
+    def close(self) -> None:
+        """Stop the refit worker (the run is over); a later refit would start another."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
     def _for_worker(self) -> tuple[str, ...]:
         """The tiers the worker refits: the longest-first greedy split of the last refit's times (every other
         tier before any was timed). Where a tier is refitted changes when the forecasts are ready, never them."""

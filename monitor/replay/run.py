@@ -169,8 +169,12 @@ def _run_policy(replay: Replay, policy: Policy, progress: Callable[[str, float],
     # BLAS threads only add synchronisation (a 2-day replay spent 44 of 120 s in statsmodels' state
     # initialisation with 2 OpenBLAS threads on 2 shared cores; a fit took 0.25 s, 0.025 s on one thread, same
     # parameters). The replay's parallelism is its worker processes.
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run_policy_minutes(replay, policy, progress)
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _run_policy_minutes(replay, policy, progress)
+    finally:
+        if isinstance(policy, Planwatch):
+            policy.close()  # its refit worker, if it started one
 
 
 def _run_policy_minutes(replay: Replay, policy: Policy, progress: Callable[[str, float], None] | None) -> PolicyRun:
