@@ -93,7 +93,7 @@ def run_replay(
     workers: int = 1,
 ) -> Replay:
     """Every policy of `config` over `demand`; `progress(policy, share done)` is called as it runs. With
-    `workers` > 1 the policies run in up to that many processes, and planwatch refits every other tier in a
+    `workers` > 1 the policies run in up to that many processes, and planwatch refits some of its tiers in a
     worker of its own (`Planwatch.refit_processes`)."""
     effects = effects_at(config.scenarios, demand.start)
     plan_json = plan.model_dump_json(by_alias=True)
