@@ -40,6 +40,7 @@ def plan_signature(plan: SelectionPlan, step_seconds: float) -> tuple[object, ..
         plan.baseline.label,
         len(plan.origins),
         plan.backtest_horizon_steps,
+        tuple(m.label for m in plan.day_ahead),
     )
 
 
@@ -57,6 +58,12 @@ class ModelChoice:
     made_at_s: float = float("nan")
     signature: tuple[object, ...] = ()
     constant: bool = False
+    far: ForecastModel | None = None  # the day-ahead model (`forecasting.day_ahead`) when not `model`
+
+    @property
+    def label(self) -> str:
+        """The model, or the first hour's and the day ahead's: 'holt_winters then day_median'."""
+        return self.model.label if self.far is None else f"{self.model.label} then {self.far.label}"
 
     def anchor(self, label: str, step_seconds: float) -> HorizonAnchor:
         return (self.anchors or {}).get(label) or HorizonAnchor.none(step_seconds)

@@ -23,6 +23,7 @@ from forecasting.backtest import (
     window_mae,
 )
 from forecasting.choice import ModelChoice
+from forecasting.day_ahead import day_ahead_pick, spliced_run
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
 from forecasting.models import Combination, ForecastModel
@@ -70,7 +71,7 @@ def _backtest(
     """
     runs: dict[str, BacktestRun] = {}
     notes: list[str] = []
-    for model in sorted(plan.candidates, key=lambda m: m.label not in _CHEAP_MODELS):
+    for model in sorted((*plan.candidates, *plan.day_ahead), key=lambda m: m.label not in _CHEAP_MODELS):
         if model.label not in _CHEAP_MODELS and 7.0 not in model.seasons_days and _weekly_pattern_dominates(runs):
             notes.append(f"{model.label} skipped (daily naive >= 1.5x weekly naive: strong weekly pattern)")
             continue
@@ -235,21 +236,39 @@ def choose(
         score_run(run, baseline_mae, floor=floor, step_seconds=step, peak_window_steps=peak_window)
         for run in runs.values()
     )
-    losses = {label: window_mae(run) for label, run in runs.items()}
-    best = pick_model(scores, losses, _days_spanned(plan, step))
-    lowest = min(scores, key=lambda s: s.mase)
-    margin = loss_margin(losses[lowest.model], losses[best.model], _days_spanned(plan, step))
+    first_hour = {m.label for m in plan.candidates}
+    near = tuple(s for s in scores if s.model in first_hour)
+    losses = {label: window_mae(run) for label, run in runs.items() if label in first_hour}
+    spanned = _days_spanned(plan, step)
+    best = pick_model(near, losses, spanned)
+    lowest = min(near, key=lambda s: s.mase)
+    margin = loss_margin(losses[lowest.model], losses[best.model], spanned)
     model = next(m for m in plan.candidates if m.label == best.model)
     run = runs[best.model]
+    far = day_ahead_pick(runs, raw[plan.baseline.label], step_seconds=step, effective_windows=spanned)
+    far_model = None
+    if far is not None and far[0] != best.model:
+        far_model = next(m for m in (*plan.candidates, *plan.day_ahead) if m.label == far[0])
+        run = spliced_run(run, runs[far[0]], step)
     calibration = _calibration(raw[best.model], run, fitted[best.model][1], floor, step)
-    peak = _peak_calibration(history, plan, best.model, runs, peak_window)
+    peak = _peak_calibration(history, plan, best.model, {**runs, best.model: run}, peak_window)
     origins_s = tuple(float(history.timestamps_s[o - 1]) for o in plan.origins)
     report = BacktestReport(
         plan.baseline.label, plan.backtest_horizon_steps, step, origins_s, scores, best.model, notes
     )
     anchors = {label: anchor for label, (_, anchor) in fitted.items()}
-    reason = _reason(plan, best, scores, notes, margin) + f"; {anchors[best.model].describe()}"
-    return ModelChoice(model, calibration, reason, report, peak, anchors)
+    reason = _reason(plan, best, near, notes, margin) + f"; {anchors[best.model].describe()}"
+    if far_model is not None and far is not None:
+        reason += _day_ahead_reason(far[1][far[0]], far[1][best.model])
+    return ModelChoice(model, calibration, reason, report, peak, anchors, far=far_model)
+
+
+def _day_ahead_reason(far: ModelScore, near: ModelScore) -> str:
+    """Why the day ahead comes from another model: its MASE after the first hour against the first-hour pick's."""
+    return (
+        f"; the day ahead (after the first hour, joined over the second) from {far.model}: MASE {far.mase:.2f} "
+        f"there ({near.model} {near.mase:.2f}), the simplest within one standard error of the best"
+    )
 
 
 def _constant(values: NDArray[np.float64]) -> bool:

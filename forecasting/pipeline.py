@@ -20,6 +20,7 @@ from forecasting.anchoring import HorizonAnchor, recent_level
 from forecasting.calendar import WorkWeek
 from forecasting.choice import ModelChoice, plan_signature
 from forecasting.choosing import choose
+from forecasting.day_ahead import spliced
 from forecasting.errors import ForecastModelError
 from forecasting.events import next_peak, ramp_crossings
 from forecasting.models import FittedModel, ForecastModel, PointForecast, make_model
@@ -120,6 +121,10 @@ def forecast(
     fitted = _fit_final(selection.model, history)
     level = recent_level(history.values, step)
     point = _anchored_path(fitted.forecast(horizon_steps), selection.anchor(selection.model.label, step), level)
+    if selection.far is not None:
+        far = _fit_final(selection.far, history)
+        later = _anchored_path(far.forecast(horizon_steps), selection.anchor(selection.far.label, step), level)
+        point = PointForecast(selection.label, point.timestamps_s, spliced(point.mean, later.mean, step))
     reason = selection.describe(history.end_s, spacing)
     reason += f"; model notes: {'; '.join(fitted.notes)}" if fitted.notes else ""
     bands = selection.calibration.bands(point.mean)
@@ -149,7 +154,7 @@ def forecast(
         last_value=float(history.values[-1]),
     )
     return ForecastResult(
-        selection.model.label,
+        selection.label,
         reason,
         history,
         point.timestamps_s,

@@ -33,6 +33,8 @@ from forecasting.models import ForecastModel, make_model
 from forecasting.series import SECONDS_PER_DAY, FloatArray
 
 __all__ = [
+    "DAY_AHEAD_MODELS",
+    "FIRST_HOUR_SECONDS",
     "SIMPLEST_FIRST",
     "SelectionPlan",
     "backtest_origins",
@@ -47,6 +49,7 @@ __all__ = [
 SIMPLEST_FIRST = (
     "seasonal_naive_weekly",
     "seasonal_naive_workday",
+    "day_median",
     "seasonal_naive_daily",
     "profile_level",
     "holt_winters",
@@ -56,10 +59,16 @@ SIMPLEST_FIRST = (
     "combined",
 )
 
+# Candidates for the day ahead only (`forecasting.day_ahead`): models with nothing to say about the first hour,
+# which the first-hour pick keeps to itself (backtest windows of an hour or less have no day ahead).
+DAY_AHEAD_MODELS = ("day_median",)
+FIRST_HOUR_SECONDS = 3600.0
+
 
 @dataclass(frozen=True)
 class SelectionPlan:
-    """`candidates` empty means no backtest: `baseline` is used as is, for the reason in `why`."""
+    """`candidates` empty means no backtest: `baseline` is used as is, for the reason in `why`;
+    `day_ahead` are backtested beside them for the day-ahead pick only."""
 
     candidates: tuple[ForecastModel, ...]
     baseline: ForecastModel
@@ -67,6 +76,7 @@ class SelectionPlan:
     backtest_horizon_steps: int
     skipped: tuple[str, ...]
     why: str
+    day_ahead: tuple[ForecastModel, ...] = ()
 
 
 def _days(steps: int, step_seconds: float) -> str:
@@ -128,7 +138,10 @@ def plan_selection(
     if every_steps > 0 and every_count > 0:
         origins = tuple(sorted({*origins, *calibration_origins(n_steps, window, need, every_steps, every_count)}))
     why = f"{history} of history, {len(origins)} backtest origin(s) x {window * step_seconds / 3600:g} h"
-    return SelectionPlan((baseline, *candidates), baseline, origins, window, skipped, why)
+    later = not model_labels and window * step_seconds > FIRST_HOUR_SECONDS
+    day_ahead = tuple(make_model(label) for label in DAY_AHEAD_MODELS) if later else ()
+    day_ahead = tuple(m for m in day_ahead if m.min_history_steps(step_seconds) <= room)
+    return SelectionPlan((baseline, *candidates), baseline, origins, window, skipped, why, day_ahead)
 
 
 def backtest_origins(n_steps: int, window: int, step_seconds: float, need: int, max_origins: int) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ from forecasting.calendar import WorkWeek
 from forecasting.errors import ForecastInputError
 from forecasting.models.base import FittedModel, ForecastModel, PointForecast
 from forecasting.models.combination import Combination
+from forecasting.models.flat import DayMedian
 from forecasting.models.holt_winters import HoltWinters, HoltWintersSettings
 from forecasting.models.mstl import MSTLForecaster, MSTLSettings
 from forecasting.models.naive import MeanDrift, MeanDriftSettings, SeasonalNaive, SeasonalNaiveSettings, WorkdayNaive
@@ -16,6 +17,7 @@ from forecasting.models.profile import ProfileLevel, ProfileLevelSettings
 __all__ = [
     "MODEL_FACTORIES",
     "Combination",
+    "DayMedian",
     "FittedModel",
     "ForecastModel",
     "HoltWinters",
@@ -41,6 +43,7 @@ MODEL_FACTORIES: dict[str, Callable[[], ForecastModel]] = {
     "mstl": MSTLForecaster,
     "mstl_daily": lambda: MSTLForecaster(MSTLSettings(weekly=False)),
     "mean_drift": MeanDrift,
+    "day_median": DayMedian,
     "profile_level": ProfileLevel,
     "combined": lambda: Combination((HoltWinters(), ProfileLevel())),
 }

@@ -147,7 +147,7 @@ def test_first_days_upper_bounds_stay_within_a_few_times_the_observed_peak(days:
 def test_weekly_models_wait_for_two_weeks() -> None:
     result = forecast(traffic(12, seed=4))
     assert result.backtest is not None and result.backtest.baseline == "seasonal_naive_daily"
-    daily_models = {"seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level", "combined"}
+    daily_models = {"seasonal_naive_daily", "holt_winters", "mstl_daily", "profile_level", "combined", "day_median"}
     assert {s.model for s in result.backtest.scores} <= daily_models
 
 
