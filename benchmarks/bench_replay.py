@@ -41,9 +41,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fleetsim.scenarios import parse_scenarios
-from monitor.advice.capacity import capacity_table, minute_quantile
+from monitor.advice.capacity import capacity_table
 from monitor.plan import Plan, load_plan
 from monitor.replay.demand import Demand, load_demand, profile_demand
+from monitor.replay.reference import availability_price
 from monitor.replay.render import HEADERS, table_rows
 from monitor.replay.run import Replay, ReplayConfig, run_replay
 from monitor.replay.slo import required_replicas
@@ -99,28 +100,11 @@ def report(title: str, plan: Plan, demand: Demand, config: ReplayConfig, workers
 
 
 def noise_price(replay: Replay) -> None:
-    """What not knowing a minute's draw costs: the replicas the oracle needs in the judged minutes (it knows
-    each minute's request count) against those a policy needs that knew each minute's expected rate exactly
-    (the 10-minute mean of the arrivals, which holds the trace's own changes) but not its Poisson draw, and so
-    sizes every minute at r + z sqrt(r / 60), z the plan's availability quantile (the advice's own minute
-    rate), with the share of judged minutes that sizing still leaves short. No causal policy does better than
-    that one at that share, so the gap between the two lines is out of any policy's reach, planwatch's too."""
-    plan, judged = replay.plan, replay.judged
-    z = minute_quantile(plan.slo.availability)
-    oracle = clairvoyant = 0.0
-    short: dict[str, str] = {}
-    for i, tier in enumerate(plan.tiers):
-        curve = replay.curves[tier.name]
-        if curve is None:
-            continue
-        mean = np.convolve(replay.demand.arrivals[i] / 60.0, np.ones(10) / 10.0, mode="same")
-        need = required_replicas(plan, tier, curve, capacity_table(plan, tier, 1.0).minute_rates(mean), judged)
-        oracle += replay.required[tier.name][judged].sum() * tier.tensor_parallel / 60.0
-        clairvoyant += need[judged].sum() * tier.tensor_parallel / 60.0
-        short[tier.name] = f"{(replay.required[tier.name][judged] > need[judged]).mean():.2%}"
-    print(f"  judged-minute GPU-h needed: {oracle:,.0f} knowing each minute's count (the oracle's need), "
-          f"{clairvoyant:,.0f} ({clairvoyant / oracle:.3f}x) knowing only its expected rate, sized at "
-          f"z = {z:.2f}; minutes that sizing leaves short: {short}")  # fmt: skip
+    """What not knowing a minute's draw costs, as the replay's report says it (`monitor.replay.reference`),
+    with the share of judged minutes the expected-rate sizing still leaves short per tier."""
+    price = availability_price(replay)
+    short = {name: f"{share:.2%}" for name, share in price.short_minutes_share.items()}
+    print(f"  {price.sentence()} Minutes that sizing leaves short: {short}")
 
 
 def _recent(arrivals: np.ndarray, lag: int, width: int, statistic: str) -> np.ndarray:

@@ -151,6 +151,7 @@ def _run(plan: Plan, demand: Demand, config: ReplayConfig, workers: int, show: b
 
 
 def _emit(result: Replay, summaries: list[PolicySummary], fmt: str, out: Path | None) -> None:
+    from monitor.replay.reference import availability_price
     from monitor.replay.render import HEADERS, chart_png, render_html, table_rows
     from monitor.replay.summary import to_json
 
@@ -172,3 +173,4 @@ def _emit(result: Replay, summaries: list[PolicySummary], fmt: str, out: Path | 
         for row in table_rows(summaries):
             table.add_row(*row)
         print_table(out_console(), table)
+        out_console().print(availability_price(result).sentence())

@@ -21,6 +21,7 @@ import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 
+from monitor.replay.reference import availability_price
 from monitor.replay.run import Replay
 from monitor.replay.summary import CAUSES, PolicySummary
 
@@ -130,7 +131,7 @@ def render_html(replay: Replay, summaries: list[PolicySummary], png: bytes) -> s
         f"<h1>Replay of {e(replay.plan.name)}</h1>"
         f"<p>trace {e(d.source)} from {e(start)}, {d.minutes / 1440:.2f} days, scale x{d.scale:.4g}; "
         f"decisions every {replay.config.decision_interval_s:.0f} s</p>"
-        f"<table><tr>{head}</tr>{body}</table>"
+        f"<table><tr>{head}</tr>{body}</table><p>{e(availability_price(replay).sentence())}</p>"
         f"<img alt='demand, capacity and replicas per policy' src='data:image/png;base64,{image}' width='100%'>"
         "<h2>Per tier</h2><table><tr><th>policy</th><th>tier</th><th>GPU-h</th><th>SLO minutes</th>"
         "<th>requests over SLO</th><th>replicas</th><th>scale events</th>"

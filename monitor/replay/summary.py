@@ -12,6 +12,9 @@ scale_events                 minutes in which replicas were started or stopped
 mornings                     per business day: was capacity ready before demand needed it (from two
                              hours before business hours start to three after, every minute had at least
                              the replicas the oracle found necessary ready)
+availability_price           (top level) in the judged minutes, the oracle's need against sizing on each
+                             minute's expected rate at the plan's availability quantile: the part of the gap
+                             to the oracle no forecast closes (`monitor.replay.reference`)
 violating_minutes_by_cause   per tier, its SLO-violating judged minutes by what the policy had against the
                              oracle's need that minute (`CAUSES`): too few replicas asked for (running and
                              starting below the need), asked for but still in cold start (ready below the
@@ -28,6 +31,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from monitor.replay.reference import availability_price
 from monitor.replay.run import PolicyRun, Replay
 from monitor.replay.slo import MinuteSLO, minute_slo
 
@@ -196,6 +200,7 @@ def to_json(replay: Replay, summaries: list[PolicySummary]) -> dict[str, Any]:
         "days": d.minutes / 1440.0,
         "decision_interval_s": replay.config.decision_interval_s,
         "policies": [_policy_json(s, _oracle_tiers(summaries)) for s in summaries],
+        "availability_price": availability_price(replay).to_json(),
     }
 
 
