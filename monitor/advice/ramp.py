@@ -31,6 +31,11 @@ class Tables:
     def pick(self, judged: bool) -> CapacityTable:
         return self.slo if judged else self.throughput
 
+    def minute_rates(self, demands: np.ndarray, judged: np.ndarray) -> np.ndarray:
+        """Each point's minute rate by the quantile of its moment's table (`CapacityTable.minute_rates`)."""
+        slo = self.slo.minute_rates(demands)
+        return slo if judged.all() else np.where(judged, slo, self.throughput.minute_rates(demands))
+
     def capacities(self, replicas: int, judged: np.ndarray) -> np.ndarray | float:
         """What `replicas` serve at each point, by the bound of its moment."""
         slo = self.slo.capacity_of(replicas)
@@ -122,8 +127,8 @@ def scale_schedule(
 
 def _schedule(tables: Tables, points: Points, current: int, cold: float, margin: float) -> tuple[ScaleStep, ...]:
     steps, have, step = [], current, points.step
-    # one array pass over the points `have` already serves (both tables share the minute quantile)
-    rates, at, mask = tables.slo.minute_rates(points.planned), 0, points.judged
+    # one array pass over the points `have` already serves, each point's minute rate by its moment's table
+    rates, at, mask = tables.minute_rates(points.planned, points.judged), 0, points.judged
     while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
         t, upper, at = float(points.times[i]), float(points.planned[i]), i + 1
         need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))

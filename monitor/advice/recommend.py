@@ -106,11 +106,11 @@ def _assess(
     current = int(obs.replicas_ready.value or 0)
     cal = calibrate(plan, tier, obs, settings, remembered)
     table = capacity_table(plan, tier, cal.factor)
-    tables = Tables(table, throughput_table(table))
+    cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
+    tables = Tables(table, throughput_table(table, cold))
     slo_now = slo_counts(plan, now)
     sizing = tables.pick(slo_now)
     needed_now = sizing.replicas_for_minutes(demand.value or 0.0)
-    cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
     points = Points.of(plan, outlook, business)
     steps = scale_schedule(tables, points, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
@@ -312,13 +312,19 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
         f"demand {d.value:.3g} req/s ({d.window or 'now'}; query: {d.query or 'n/a'})",
         f"{bound}; {a.calibration.source}",
         f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60) = {a.needed_now} "
-        f"(a minute's Poisson count at z = {sized.minute_z:.2f}, the availability's quantile; {capacity})",
+        f"(a minute's Poisson count at z = {sized.minute_z:.2f}, {_quantile_why(a.slo_now)}; {capacity})",
         f"needed at the forecast peak = {peak} (its upper bound sized for the SLO where the SLO counts; "
         "outside business hours, when it counts in business hours only, its mean sized for throughput)",
         f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
         "replicas.spare)"
         + ("; the forecast has seen under a day, so the plan's peak stands in for it" if a.floor_from_plan else ""),
     )
+
+
+def _quantile_why(slo_now: bool) -> str:
+    if slo_now:
+        return "the availability's quantile"
+    return "the availability's quantile over the square root of a cold start's minutes: a queue, not a minute, counts"
 
 
 def _hold_stale(

@@ -10,7 +10,7 @@ import pytest
 
 from monitor.advice import Action, AdviceState, DemandOutlook, advise_tier
 from monitor.advice.capacity import capacity_table
-from monitor.advice.window import OUTSIDE_HOURS, throughput_table
+from monitor.advice.window import OUTSIDE_HOURS, outside_quantile, throughput_table
 from monitor.evaluation import EvaluationInputs, evaluate
 from monitor.export import recommendation_shape
 from monitor.observe.model import Measurement, TierObservation
@@ -54,8 +54,34 @@ def test_the_copilot_needs_fewer_replicas_for_throughput_than_for_the_slo_at_30_
     """The premise of the rows below: 30 req/s takes 3 replicas within the SLO and 2 for throughput."""
     plan = _plan()
     slo = capacity_table(plan, plan.tiers[0], 1.0)
-    assert (slo.replicas_for_minutes(30.0), throughput_table(slo).replicas_for_minutes(30.0)) == (3, 2)
-    assert throughput_table(slo).batch > slo.batch  # the KV cache admits more than the TPOT SLO's batch
+    assert (slo.replicas_for_minutes(30.0), throughput_table(slo, 60.0).replicas_for_minutes(30.0)) == (3, 2)
+    assert throughput_table(slo, 60.0).batch > slo.batch  # the KV cache admits more than the TPOT SLO's batch
+
+
+@pytest.mark.parametrize(
+    ("cold_seconds", "z"),
+    [
+        pytest.param(60.0, 3.09, id="a one-minute cold start keeps the minute's quantile"),
+        pytest.param(540.0, 1.03, id="a 9-minute cold start spreads it over nine minutes: a third"),
+        pytest.param(20.0, 3.09, id="a cold start under a minute still sizes a whole minute"),
+    ],
+)
+def test_outside_the_window_the_minute_quantile_is_spread_over_a_cold_start(cold_seconds: float, z: float) -> None:
+    assert outside_quantile(3.09, cold_seconds) == pytest.approx(z)
+
+
+def test_a_night_minute_between_the_two_quantiles_takes_one_replica_fewer() -> None:
+    """Demand just under what two replicas complete: a minute's Poisson quantile would ask for a third, a
+    queue that a 9-minute cold start can catch does not."""
+    plan = _plan()
+    slo = capacity_table(plan, plan.tiers[0], 1.0)
+    two = throughput_table(slo, 540.0).capacity_of(2)
+    demand = two - 1.5 * (two / 60.0) ** 0.5
+    assert throughput_table(slo, 60.0).replicas_for_minutes(demand) == 3
+    assert throughput_table(slo, 540.0).replicas_for_minutes(demand) == 2
+    rec = _advise(plan, _obs(demand, ready=2), FRI_0300)  # the observation's cold start: 9 minutes
+    assert (rec.needed_now, rec.sized_for) == (2, "throughput")
+    assert "a queue, not a minute, counts" in rec.explanation[2]
 
 
 @pytest.mark.parametrize(
