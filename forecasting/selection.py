@@ -45,7 +45,9 @@ __all__ = [
     "simplicity_rank",
 ]
 
-# Fewest fitted quantities first: copies, medians, smoothing weights, a decomposition, two models at once.
+# Fewest fitted quantities first: copies the calendar vouches for (a week, the working week), a flat day (one
+# median, no shape: it claims less than yesterday's shape copied, and is a day-ahead candidate only), yesterday's
+# copy, medians, smoothing weights, a decomposition, two models at once.
 SIMPLEST_FIRST = (
     "seasonal_naive_weekly",
     "seasonal_naive_workday",
