@@ -246,10 +246,12 @@ def choose(
     model = next(m for m in plan.candidates if m.label == best.model)
     run = runs[best.model]
     far = day_ahead_pick(runs, raw[plan.baseline.label], step_seconds=step, effective_windows=spanned)
-    far_model = None
+    far_model, day_ahead = None, ""
     if far is not None and far[0] != best.model:
-        far_model = next(m for m in (*plan.candidates, *plan.day_ahead) if m.label == far[0])
-        run = spliced_run(run, runs[far[0]], step)
+        label, later = far
+        far_model = next(m for m in (*plan.candidates, *plan.day_ahead) if m.label == label)
+        run = spliced_run(run, runs[label], step)
+        day_ahead = _day_ahead_reason(later[label], later[best.model])
     calibration = _calibration(raw[best.model], run, fitted[best.model][1], floor, step)
     peak = _peak_calibration(history, plan, best.model, {**runs, best.model: run}, peak_window)
     origins_s = tuple(float(history.timestamps_s[o - 1]) for o in plan.origins)
@@ -257,9 +259,7 @@ def choose(
         plan.baseline.label, plan.backtest_horizon_steps, step, origins_s, scores, best.model, notes
     )
     anchors = {label: anchor for label, (_, anchor) in fitted.items()}
-    reason = _reason(plan, best, near, notes, margin) + f"; {anchors[best.model].describe()}"
-    if far_model is not None and far is not None:
-        reason += _day_ahead_reason(far[1][far[0]], far[1][best.model])
+    reason = _reason(plan, best, near, notes, margin) + f"; {anchors[best.model].describe()}" + day_ahead
     return ModelChoice(model, calibration, reason, report, peak, anchors, far=far_model)
 
 

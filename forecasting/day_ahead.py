@@ -26,9 +26,8 @@ from forecasting.backtest import BacktestRun, ModelScore, mean_absolute_error, w
 from forecasting.selection import DAY_AHEAD_MODELS, FIRST_HOUR_SECONDS, pick_model
 from forecasting.series import FloatArray
 
-__all__ = ["NEAR_SECONDS", "day_ahead_pick", "far_weights", "spliced", "spliced_run"]
+__all__ = ["day_ahead_pick", "far_weights", "spliced", "spliced_run"]
 
-NEAR_SECONDS = FIRST_HOUR_SECONDS  # the cold-start horizon: the first-hour model's alone
 _JOIN_SECONDS = 3600.0  # the second hour: a linear mix of both
 _COPIES = frozenset({"seasonal_naive_daily", "seasonal_naive_workday", "seasonal_naive_weekly"})
 
@@ -36,7 +35,7 @@ _COPIES = frozenset({"seasonal_naive_daily", "seasonal_naive_workday", "seasonal
 def far_weights(horizon_steps: int, step_seconds: float) -> FloatArray:
     """The day-ahead model's weight at each step ahead (1-based): 0 up to an hour, 1 from two hours."""
     ahead = np.arange(1, horizon_steps + 1, dtype=np.float64) * step_seconds
-    return np.asarray(np.clip((ahead - NEAR_SECONDS) / _JOIN_SECONDS, 0.0, 1.0), dtype=np.float64)
+    return np.asarray(np.clip((ahead - FIRST_HOUR_SECONDS) / _JOIN_SECONDS, 0.0, 1.0), dtype=np.float64)
 
 
 def spliced(near: FloatArray, far: FloatArray, step_seconds: float) -> FloatArray:
@@ -51,7 +50,7 @@ def spliced_run(near: BacktestRun, far: BacktestRun, step_seconds: float) -> Bac
 
 
 def _after_first_hour(run: BacktestRun, step_seconds: float) -> BacktestRun:
-    keep = np.arange(1, run.actual.shape[1] + 1) * step_seconds > NEAR_SECONDS
+    keep = np.arange(1, run.actual.shape[1] + 1) * step_seconds > FIRST_HOUR_SECONDS
     return BacktestRun(run.model, run.actual[:, keep], run.forecast[:, keep], run.levels)
 
 
@@ -61,7 +60,7 @@ def day_ahead_pick(
     """The model best after the first hour by the one-standard-error rule, and every model's score there
     (MAE, and MASE against the baseline over the same steps); None when the windows end within the first
     hour."""
-    if baseline.actual.shape[1] * step_seconds <= NEAR_SECONDS:
+    if baseline.actual.shape[1] * step_seconds <= FIRST_HOUR_SECONDS:
         return None
     later = {label: _after_first_hour(run, step_seconds) for label, run in runs.items()}
     baseline_mae = mean_absolute_error(_after_first_hour(baseline, step_seconds))
