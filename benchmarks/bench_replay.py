@@ -221,13 +221,13 @@ def why(replay: Replay, summaries: list[PolicySummary]) -> None:
 
 
 def draws(title: str, plan: Plan, make: Callable[[np.random.Generator], Demand], config: ReplayConfig,
-          n: int, workers: int, main: list[PolicySummary]) -> None:  # fmt: skip
+          n: int, workers: int, shown: list[PolicySummary]) -> None:  # fmt: skip
     """planwatch and the oracle on n - 1 more draws of the case's demand (seeds 1..n-1, independent of the
     main run's generator), each draw's figures, and the mean and range over all n draws (the main run's too)."""
     if n < 2:
         return
     only = ReplayConfig(scenarios=config.scenarios, policies=("planwatch", "oracle"))
-    first = next(s for s in main if s.name == "planwatch")
+    first = next(s for s in shown if s.name == "planwatch")
     ratios, shares = [first.oracle_ratio or math.nan], [first.slo_compliant_minutes_share or math.nan]
     for seed in range(1, n):
         summaries = {s.name: s for s in summarise(run_replay(plan, make(np.random.default_rng(seed)), only,
@@ -281,8 +281,8 @@ def main() -> None:
             def trace(g: np.random.Generator, lengths: bool = lengths) -> Demand:
                 return load_demand(plan, SERVEGEN, g, days=args.days, scale_to_peak=True, trace_lengths=lengths)
 
-            main = report(title, plan, trace(rng), config, args.workers)
-            draws(title, plan, trace, config, args.draws, args.workers, main)
+            shown = report(title, plan, trace(rng), config, args.workers)
+            draws(title, plan, trace, config, args.draws, args.workers, shown)
     if args.case in ("profile", "all"):
         for spec in ("slow-cold-start", "bursty"):
             scenarios = parse_scenarios(spec)
@@ -291,8 +291,8 @@ def main() -> None:
                 return profile_demand(plan, scenarios, args.days, g)
 
             config = ReplayConfig(scenarios=scenarios)
-            main = report(f"fleetsim profile, {spec}", plan, profile(rng), config, args.workers)
-            draws(f"fleetsim profile, {spec}", plan, profile, config, args.draws, args.workers, main)
+            shown = report(f"fleetsim profile, {spec}", plan, profile(rng), config, args.workers)
+            draws(f"fleetsim profile, {spec}", plan, profile, config, args.draws, args.workers, shown)
     if args.case in ("speed", "all"):
         demand = load_demand(plan, SERVEGEN, rng, days=args.days, scale_to_peak=True, trace_lengths=False)
         began = time.perf_counter()

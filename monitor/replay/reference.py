@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from monitor.advice.capacity import capacity_table, minute_quantile
+from monitor.memo import IdentityMemo
 from monitor.replay.run import Replay
 from monitor.replay.slo import required_replicas
 
@@ -65,15 +66,23 @@ class AvailabilityPrice:
         )
 
 
+_PRICES: IdentityMemo[AvailabilityPrice] = IdentityMemo(1)  # a replay holds its records: keep few
+
+
 def availability_price(replay: Replay) -> AvailabilityPrice:
+    """Remembered per replay: the report asks for it in the table, the JSON and the HTML of one run."""
+    return _PRICES.get((replay,), (), lambda: _price(replay))
+
+
+def _price(replay: Replay) -> AvailabilityPrice:
     plan, judged = replay.plan, replay.judged
     oracle = expected = 0.0
     short: dict[str, float] = {}
+    window = np.ones(_RATE_MINUTES) / _RATE_MINUTES
     for i, tier in enumerate(plan.tiers):
         curve = replay.curves[tier.name]
         if curve is None or not judged.any():
             continue
-        window = np.ones(_RATE_MINUTES) / _RATE_MINUTES
         rate = np.convolve(replay.demand.arrivals[i] / 60.0, window, mode="same")
         minute_rates = capacity_table(plan, tier, 1.0).minute_rates(rate)
         need = required_replicas(plan, tier, curve, minute_rates, judged)[judged]
