@@ -10,6 +10,12 @@ never extrapolated.
 
 Measured, not modelled twice: the capacity is the rate the replica admits when overloaded (what the
 gate lets through), and the grid spans 2%..95% of it.
+
+`live_curve` measures the same on fleetsim's live step engine (fleetsim.replica: vLLM's scheduler step by
+step, chunked prefill, the paged KV cache), the finer model the aggregate approximates: same workload, same
+rates, so the two curves and the SLO rate each gives (monitor.replay.slo.slo_rate) can be compared
+(`benchmarks/bench_aggregate_live.py`, tests/replay/test_curve_live.py). Too slow for the replay itself:
+seconds per rate against milliseconds.
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ import numpy as np
 from fleetsim.aggregate_calls import CallArrays, Serving, Window, draw_calls
 from fleetsim.aggregate_latency import TierLatency, apply_latencies
 from fleetsim.fleet import engine_config
+from fleetsim.metrics import VllmMetrics
+from fleetsim.replica import Replica, Request
 from fleetsim.scenarios import Effects
+from fleetsim.workload import WorkloadModel, arrival_times
 from monitor.advice.capacity import capacity_table
 from monitor.plan.model import Arrival, Plan, Tier
 
-__all__ = ["QUANTILES", "TierCurve", "tier_curve"]
+__all__ = ["QUANTILES", "TierCurve", "live_curve", "tier_curve"]
 
 QUANTILES = (np.arange(40) + 0.5) / 40  # the latency distribution at each rate, as 40 equal-mass points
 _FRACTIONS = (0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
@@ -65,16 +74,22 @@ class TierCurve:
         return float(np.interp(x, self.rates, values))
 
 
-def tier_curve(plan: Plan, tier: Tier, effects: Effects = Effects(), seed: int = 0) -> TierCurve:  # noqa: B008
-    """The curve of one tier that takes traffic (see the module docstring)."""
+def tier_curve(
+    plan: Plan,
+    tier: Tier,
+    effects: Effects = Effects(),  # noqa: B008
+    seed: int = 0,
+    calls: int = _CALLS,
+) -> TierCurve:
+    """The curve of one tier that takes traffic (see the module docstring), `calls` per rate of the grid."""
     index = [t.name for t in plan.tiers].index(tier.name)
     share = _share(plan, index, seed)
     guess = max(capacity_table(plan, tier, 1.0).requests_per_second_per_replica, 0.05)
-    overload = _run(plan, index, share, 4.0 * guess, effects, seed)
+    overload = _run(plan, index, share, 4.0 * guess, effects, seed, _CALLS)
     saturated = overload.admitted_rps
     if overload.admitted_rps >= 3.5 * guess:  # the guess was far too low: measure again above it
-        saturated = _run(plan, index, share, 4.0 * overload.admitted_rps, effects, seed).admitted_rps
-    runs = [_run(plan, index, share, f * saturated, effects, seed + k) for k, f in enumerate(_FRACTIONS)]
+        saturated = _run(plan, index, share, 4.0 * overload.admitted_rps, effects, seed, _CALLS).admitted_rps
+    runs = [_run(plan, index, share, f * saturated, effects, seed + k, calls) for k, f in enumerate(_FRACTIONS)]
     return TierCurve(
         tier=tier.name,
         rates=np.array([r.rate for r in runs]),
@@ -118,11 +133,12 @@ def _flat(plan: Plan, rps: float) -> Plan:
     return plan.model_copy(update={"workload": workload})
 
 
-def _run(plan: Plan, index: int, share: float, rate: float, effects: Effects, seed: int) -> _Run:
-    """One replica at `rate` calls/s for the warm-up plus the measured span; statistics on the measured part."""
+def _run(plan: Plan, index: int, share: float, rate: float, effects: Effects, seed: int, count: int) -> _Run:
+    """One replica at `rate` calls/s for the warm-up plus the measured span (about `count` calls);
+    statistics on the measured part."""
     configs = tuple(engine_config(plan, t, effects) for t in plan.tiers)
     replicas = tuple((0,) if i == index else () for i in range(len(plan.tiers)))
-    span = float(np.clip(_CALLS / max(rate, 1e-9), *_SPAN_S))
+    span = float(np.clip(count / max(rate, 1e-9), *_SPAN_S))
     window = Window(_T0, round((_WARMUP_S + span) / _STEP_S), _STEP_S)
     rng = np.random.default_rng([seed, index, 0x5EED])
     calls = draw_calls(_flat(plan, rate / max(share, 1e-9)), (), window, Serving(replicas, configs), rng, seed, 0.0)
@@ -154,4 +170,87 @@ def _measure(calls: CallArrays, window: Window, rate: float, kv_tokens: float) -
         waiting=waiting,
         kv=kv,
         output=float(calls.target[served].mean()) if served.any() else 0.0,
+    )
+
+
+@dataclass(frozen=True)
+class _Measured:
+    ttft: np.ndarray
+    tpot: np.ndarray
+    running: float
+    waiting: float
+    kv: float
+    output: float
+
+
+def live_curve(
+    plan: Plan,
+    tier: Tier,
+    rates: np.ndarray,
+    effects: Effects = Effects(),  # noqa: B008
+    seed: int = 0,
+    calls: int = 20_000,
+) -> TierCurve:
+    """The tier's curve at `rates` (req/s per replica, ascending) on the live engine, `calls` per rate."""
+    index = [t.name for t in plan.tiers].index(tier.name)
+    share = _share(plan, index, seed)
+    runs = [_live_run(plan, tier, share, float(r), effects, seed + k, calls) for k, r in enumerate(rates)]
+    return TierCurve(
+        tier=tier.name,
+        rates=np.asarray(rates, dtype=float),
+        ttft=np.array([np.quantile(r.ttft, QUANTILES) for r in runs]),
+        tpot=np.array([np.quantile(r.tpot, QUANTILES) for r in runs]),
+        running=np.array([r.running for r in runs]),
+        waiting=np.array([r.waiting for r in runs]),
+        kv_usage=np.array([r.kv for r in runs]),
+        output_tokens=float(np.mean([r.output for r in runs])),
+        saturated_rps=float(rates[-1]),
+    )
+
+
+def _live_run(plan: Plan, tier: Tier, share: float, rate: float, effects: Effects, seed: int, calls: int) -> _Measured:
+    """One replica at `rate` calls/s for the warm-up plus the measured span (as `tier_curve`'s runs)."""
+    config = engine_config(plan, tier, effects)
+    flat = _flat(plan, rate / max(share, 1e-9))
+    rng = np.random.default_rng([seed, 0x11FE])
+    workload = WorkloadModel(flat, ())
+    replica = Replica(config, VllmMetrics(config.max_model_len, _T0, "v1"), _T0, np.random.default_rng([seed, 1]))
+    span = float(np.clip(calls / max(rate, 1e-9), *_SPAN_S))
+    begin, end = _T0 + _WARMUP_S, _T0 + _WARMUP_S + span
+    done: list[Request] = []
+    t = _T0
+    while t < end:  # calls are handed over a scrape step at a time, as the fleet does
+        t1 = min(end, t + _STEP_S)
+        for call in workload.calls(arrival_times(flat, t, t1, (), rng, seed), rng):
+            if call.tier == tier.name:
+                replica.submit(call)
+        done.extend(replica.advance(t1))
+        t = t1
+    return _live_measure(
+        done, [*replica.running, *replica.waiting, *replica.inbox], begin, end, config.num_gpu_blocks * 16
+    )
+
+
+def _live_measure(done: list[Request], held: list[Request], begin: float, end: float, kv_tokens: float) -> _Measured:
+    span = end - begin
+    ok = [r for r in done if r.arrival >= begin and r.first_token_at >= 0 and r.finish_reason in ("stop", "length")]
+    ttft = np.array([r.first_token_at - r.arrival for r in ok])
+    tpot = np.array([(r.finished_at - r.first_token_at) / (r.generated - 1) for r in ok if r.generated > 1])
+
+    def inside(a: float, b: float) -> float:
+        return max(0.0, min(b, end) - max(a, begin))
+
+    every = [*done, *held]
+    running = sum(
+        inside(r.scheduled_at, r.finished_at if r.finished_at >= 0 else end) for r in every if r.scheduled_at >= 0
+    )
+    waiting = sum(inside(r.arrival, r.scheduled_at if r.scheduled_at >= 0 else end) for r in every)
+    per_request = np.mean([r.prompt - r.cached + r.target / 2.0 for r in ok]) if ok else 0.0
+    return _Measured(
+        ttft=ttft if ttft.size else np.zeros(1),
+        tpot=tpot if tpot.size else np.zeros(1),
+        running=running / span,
+        waiting=waiting / span,
+        kv=min(1.0, running / span * float(per_request) / kv_tokens),
+        output=float(np.mean([r.target for r in ok])) if ok else 0.0,
     )

@@ -16,7 +16,7 @@ from monitor.plan.model import Plan, Tier
 from monitor.replay.curve import QUANTILES, TierCurve
 from monitor.replay.fleet import TierRecord
 
-__all__ = ["MinuteSLO", "minute_slo", "p95_at", "required_replicas"]
+__all__ = ["MinuteSLO", "meets_slo", "minute_slo", "p95_at", "required_replicas", "slo_rate"]
 
 
 @dataclass(frozen=True)
@@ -63,18 +63,30 @@ def required_replicas(
     need = np.full(rps.size, high, dtype=np.int64)
     if curve is None:
         return np.full(rps.size, low, dtype=np.int64)
-    ttft_slo, tpot_slo = plan.slo_for(tier)
     found = np.zeros(rps.size, dtype=bool)
     for n in range(max(low, 0), high + 1):
         if n == 0:
             fits = rps <= 0
         else:
             x = rps / n
-            ttft, tpot = curve.at(x)
-            keeps_up = x <= curve.stable_rps
-            meets = keeps_up & (p95_at(ttft) <= ttft_slo) & (p95_at(tpot) <= tpot_slo)
-            fits = np.where(judged, meets | (rps <= 0), keeps_up)
+            fits = np.where(judged, meets_slo(plan, tier, curve, x) | (rps <= 0), x <= curve.stable_rps)
         new = fits & ~found
         need[new] = n
         found |= fits
     return need
+
+
+def meets_slo(plan: Plan, tier: Tier, curve: TierCurve, per_replica_rps: np.ndarray) -> np.ndarray:
+    """Whether a replica at each rate keeps up and meets the tier's p95 TTFT and TPOT SLOs, no queue ahead."""
+    ttft_slo, tpot_slo = plan.slo_for(tier)
+    ttft, tpot = curve.at(per_replica_rps)
+    meets: np.ndarray = (per_replica_rps <= curve.stable_rps) & (p95_at(ttft) <= ttft_slo) & (p95_at(tpot) <= tpot_slo)
+    return meets
+
+
+def slo_rate(plan: Plan, tier: Tier, curve: TierCurve, points: int = 4001) -> float:
+    """The highest rate one replica takes within the SLO by the curve (on a grid up to its stable rate; 0
+    where even its lowest rate misses)."""
+    rates = np.linspace(curve.rates[0], curve.stable_rps, points)
+    ok = meets_slo(plan, tier, curve, rates)
+    return float(rates[ok].max()) if ok.any() else 0.0
