@@ -20,6 +20,7 @@ seconds per rate against milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,14 +91,20 @@ def tier_curve(
     if overload.admitted_rps >= 3.5 * guess:  # the guess was far too low: measure again above it
         saturated = _run(plan, index, share, 4.0 * overload.admitted_rps, effects, seed, _CALLS).admitted_rps
     runs = [_run(plan, index, share, f * saturated, effects, seed + k, calls) for k, f in enumerate(_FRACTIONS)]
+    return _assemble(tier, runs, saturated, _rising)
+
+
+def _assemble(
+    tier: Tier, runs: list[_Run], saturated: float, column: Callable[[list[np.ndarray] | list[float]], np.ndarray]
+) -> TierCurve:
     return TierCurve(
         tier=tier.name,
         rates=np.array([r.rate for r in runs]),
-        ttft=_rising([r.ttft for r in runs]),
-        tpot=_rising([r.tpot for r in runs]),
-        running=_rising([r.running for r in runs]),
-        waiting=_rising([r.waiting for r in runs]),
-        kv_usage=_rising([r.kv for r in runs]),
+        ttft=column([r.ttft for r in runs]),
+        tpot=column([r.tpot for r in runs]),
+        running=column([r.running for r in runs]),
+        waiting=column([r.waiting for r in runs]),
+        kv_usage=column([r.kv for r in runs]),
         output_tokens=float(np.mean([r.output for r in runs])),
         saturated_rps=saturated,
     )
@@ -173,16 +180,6 @@ def _measure(calls: CallArrays, window: Window, rate: float, kv_tokens: float) -
     )
 
 
-@dataclass(frozen=True)
-class _Measured:
-    ttft: np.ndarray
-    tpot: np.ndarray
-    running: float
-    waiting: float
-    kv: float
-    output: float
-
-
 def live_curve(
     plan: Plan,
     tier: Tier,
@@ -195,20 +192,14 @@ def live_curve(
     index = [t.name for t in plan.tiers].index(tier.name)
     share = _share(plan, index, seed)
     runs = [_live_run(plan, tier, share, float(r), effects, seed + k, calls) for k, r in enumerate(rates)]
-    return TierCurve(
-        tier=tier.name,
-        rates=np.asarray(rates, dtype=float),
-        ttft=np.array([np.quantile(r.ttft, QUANTILES) for r in runs]),
-        tpot=np.array([np.quantile(r.tpot, QUANTILES) for r in runs]),
-        running=np.array([r.running for r in runs]),
-        waiting=np.array([r.waiting for r in runs]),
-        kv_usage=np.array([r.kv for r in runs]),
-        output_tokens=float(np.mean([r.output for r in runs])),
-        saturated_rps=float(rates[-1]),
-    )
+    return _assemble(tier, runs, float(rates[-1]), _as_measured)
 
 
-def _live_run(plan: Plan, tier: Tier, share: float, rate: float, effects: Effects, seed: int, calls: int) -> _Measured:
+def _as_measured(rows: list[np.ndarray] | list[float]) -> np.ndarray:
+    return np.array(rows, dtype=float)
+
+
+def _live_run(plan: Plan, tier: Tier, share: float, rate: float, effects: Effects, seed: int, calls: int) -> _Run:
     """One replica at `rate` calls/s for the warm-up plus the measured span (as `tier_curve`'s runs)."""
     config = engine_config(plan, tier, effects)
     flat = _flat(plan, rate / max(share, 1e-9))
@@ -226,12 +217,14 @@ def _live_run(plan: Plan, tier: Tier, share: float, rate: float, effects: Effect
                 replica.submit(call)
         done.extend(replica.advance(t1))
         t = t1
-    return _live_measure(
-        done, [*replica.running, *replica.waiting, *replica.inbox], begin, end, config.num_gpu_blocks * 16
-    )
+    held = [*replica.running, *replica.waiting, *replica.inbox]
+    return _live_measure(rate, done, held, begin, end, config.num_gpu_blocks * 16)
 
 
-def _live_measure(done: list[Request], held: list[Request], begin: float, end: float, kv_tokens: float) -> _Measured:
+def _live_measure(
+    rate: float, done: list[Request], held: list[Request], begin: float, end: float, kv_tokens: float
+) -> _Run:
+    """As `_measure` does for the aggregate's calls: the requests that arrived in the measured span."""
     span = end - begin
     ok = [r for r in done if r.arrival >= begin and r.first_token_at >= 0 and r.finish_reason in ("stop", "length")]
     ttft = np.array([r.first_token_at - r.arrival for r in ok])
@@ -246,9 +239,12 @@ def _live_measure(done: list[Request], held: list[Request], begin: float, end: f
     )
     waiting = sum(inside(r.arrival, r.scheduled_at if r.scheduled_at >= 0 else end) for r in every)
     per_request = np.mean([r.prompt - r.cached + r.target / 2.0 for r in ok]) if ok else 0.0
-    return _Measured(
-        ttft=ttft if ttft.size else np.zeros(1),
-        tpot=tpot if tpot.size else np.zeros(1),
+    started = sum(1 for r in every if begin <= r.scheduled_at < end)
+    return _Run(
+        rate=rate,
+        admitted_rps=started / span,
+        ttft=np.quantile(ttft, QUANTILES) if ttft.size else np.zeros(QUANTILES.size),
+        tpot=np.quantile(tpot, QUANTILES) if tpot.size else np.zeros(QUANTILES.size),
         running=running / span,
         waiting=waiting / span,
         kv=min(1.0, running / span * float(per_request) / kv_tokens),
