@@ -48,7 +48,8 @@ def main() -> None:
         ttft_slo, tpot_slo = plan.slo_for(tier)
         print(f"\n## {tier.name}: SLO p95 TTFT {ttft_slo:g} s, p95 TPOT {tpot_slo * 1000:g} ms "
               f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
-        print(f"{'req/s':>7} | {'TTFT p50 live / agg':>22} | {'TTFT p95 live / agg':>22} | {'TPOT p95 ms live / agg':>24}")
+        heads = ("TTFT p50 live / agg", "TTFT p95 live / agg", "TPOT p95 ms live / agg")
+        print(f"{'req/s':>7} | " + " | ".join(f"{h:>22}" for h in heads))
         rows = zip(ours.rates, _column(theirs), _column(ours), strict=True)
         errors: dict[str, list[float]] = {"TTFT p50": [], "TTFT p95": [], "TPOT p95": []}
         for rate, live, agg in rows:
@@ -65,7 +66,8 @@ def main() -> None:
         live_rate, agg_rate = slo_rate(plan, tier, theirs), slo_rate(plan, tier, ours)
         model = capacity_table(plan, tier, 1.0).capacity_of(1)
         print(f"  one replica within the SLO: live engine {live_rate:.3f} req/s, aggregate {agg_rate:.3f} "
-              f"({agg_rate / live_rate - 1:+.1%}), sizing model {model:.3f} ({model / live_rate - 1:+.1%})")  # fmt: skip
+              f"({agg_rate / live_rate - 1:+.1%}), sizing model {model:.3f} "
+              f"({model / live_rate - 1:+.1%})")  # fmt: skip
 
 
 def _column(curve: TierCurve) -> list[tuple[float, float, float]]:
