@@ -9,10 +9,11 @@ g past where it stood at f: one interpolation of the clock and one of its invers
 
 Why the replica's own prefills and not the cell's average share of them: a request's TPOT is its own
 decode span over its tokens, and what makes one request slow is the long prompts that happen to be
-prefilled while it decodes. With every call given the same mean number of prefill steps, TPOT p95 of the
-standard tier came out 10-15% under fleetsim's live engine and long-context's about half of it
-(`benchmarks/bench_aggregate_live.py`); the means agreed. Prefills of the next window are not known yet,
-so a call still decoding at a window's end sees only decode-only steps past it (blocks are two hours).
+prefilled while it decodes. With every call given the same mean number of prefill steps, TPOT p95 came out
+under fleetsim's live engine by 10% on the standard tier and by 21% on long-context (medians over the rates
+below saturation; up to half of it), while the means agreed (`benchmarks/bench_aggregate_live.py`).
+Prefills of the next window are not known yet, so a call still decoding at a window's end sees only
+decode-only steps past it (blocks are two hours).
 """
 
 from __future__ import annotations
