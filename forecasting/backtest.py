@@ -58,6 +58,23 @@ class BacktestRun:
     actual: FloatArray
     forecast: FloatArray
     levels: FloatArray
+    guessed: NDArray[np.bool_] | None = None  # steps the model guessed (`PointForecast.guessed`)
+
+    @property
+    def fitted_actual(self) -> FloatArray:
+        """The actuals with the guessed steps unseen (NaN): what anchors and intervals are fitted on. A guess
+        (Saturday copied from Friday in a first week without a weekend) is scored, as it is what the model
+        did, but its errors say nothing of the model's paths once the history has a day of that kind, and
+        the anchor fitted on them is applied at every later refit: on fleetsim's profile the first week's
+        weekend, a ramp copied onto a day with none, made the flat level win the first hour of every
+        morning ramp for the next two refits' days (slow-cold-start: replicas a cold start late)."""
+        if self.guessed is None:
+            return self.actual
+        return np.where(self.guessed, np.nan, self.actual)
+
+    def with_forecast(self, forecast: FloatArray, model: str | None = None) -> BacktestRun:
+        """The same windows with another forecast (anchored, spliced, combined)."""
+        return BacktestRun(model or self.model, self.actual, forecast, self.levels, self.guessed)
 
 
 @dataclass(frozen=True)
@@ -89,11 +106,16 @@ def run_backtest(
     """
     values = series.values if filled is None else np.where(filled, np.nan, series.values)
     actual = np.stack([values[o : o + horizon_steps] for o in origins])
-    forecast = np.stack([model.fit(series.head(o)).forecast(horizon_steps).mean for o in origins])
+    paths = [model.fit(series.head(o)).forecast(horizon_steps) for o in origins]
+    forecast = np.stack([path.mean for path in paths])
     if not np.all(np.isfinite(forecast)):
         raise ForecastModelError(model.label, "backtest forecast is not finite")
     levels = np.array([recent_level(series.values[:o], series.step_seconds) for o in origins])
-    return BacktestRun(model.label, actual, forecast, levels)
+    guessed = None
+    if any(path.guessed is not None for path in paths):
+        blank = np.zeros(horizon_steps, dtype=bool)
+        guessed = np.stack([blank if path.guessed is None else path.guessed for path in paths])
+    return BacktestRun(model.label, actual, forecast, levels, guessed)
 
 
 def mean_absolute_error(run: BacktestRun) -> float:

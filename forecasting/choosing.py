@@ -27,6 +27,7 @@ from forecasting.day_ahead import day_ahead_pick, spliced_run
 from forecasting.errors import ForecastInputError, ForecastModelError
 from forecasting.intervals import IntervalCalibration, PeakCalibration, relative_floor
 from forecasting.models import Combination, ForecastModel
+from forecasting.models.base import any_guessed
 from forecasting.selection import SelectionPlan, loss_margin, pick_model
 from forecasting.series import RegularSeries, steps_per_day
 
@@ -91,7 +92,8 @@ def _combined_run(model: ForecastModel, runs: Mapping[str, BacktestRun]) -> Back
         return None
     parts = [runs[part.label] for part in model.parts]
     forecast = np.mean([run.forecast for run in parts], axis=0)
-    return BacktestRun(model.label, parts[0].actual, np.maximum(forecast, 0.0), parts[0].levels)
+    guessed = any_guessed(run.guessed for run in parts)
+    return BacktestRun(model.label, parts[0].actual, np.maximum(forecast, 0.0), parts[0].levels, guessed)
 
 
 _CHEAP_MODELS = frozenset({"seasonal_naive_daily", "seasonal_naive_weekly"})
@@ -109,11 +111,11 @@ def _weekly_pattern_dominates(runs: Mapping[str, BacktestRun]) -> bool:
 def _anchored(run: BacktestRun, step_seconds: float) -> tuple[BacktestRun, HorizonAnchor]:
     """The run with its first hours blended toward each origin's recent level, by the anchor it fits best
     (over the whole windows, and over their first hour on its own: `anchoring.HorizonAnchor`)."""
-    anchor = HorizonAnchor.fit(run.actual, run.forecast, run.levels, step_seconds)
+    anchor = HorizonAnchor.fit(run.fitted_actual, run.forecast, run.levels, step_seconds)
     if not anchor.anchored:
         return run, anchor
     forecast = np.stack([anchor.apply(row, level) for row, level in zip(run.forecast, run.levels, strict=True)])
-    return BacktestRun(run.model, run.actual, forecast, run.levels), anchor
+    return run.with_forecast(forecast), anchor
 
 
 def _calibration(
@@ -124,11 +126,11 @@ def _calibration(
     anchored at a block's start stands in for a forecast made then only when the anchor, not the fit at
     the window's origin, sets its level)."""
     calibration = IntervalCalibration.from_errors(
-        anchored.actual, anchored.forecast, floor=floor, step_seconds=step_seconds
+        anchored.fitted_actual, anchored.forecast, floor=floor, step_seconds=step_seconds
     )
     if not anchor.first_hour_anchored:
         return calibration
-    return calibration.with_first_steps(*first_hour_paths(raw.actual, raw.forecast, raw.levels, anchor))
+    return calibration.with_first_steps(*first_hour_paths(raw.fitted_actual, raw.forecast, raw.levels, anchor))
 
 
 def _peak_calibration(

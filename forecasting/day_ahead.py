@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from forecasting.backtest import BacktestRun, ModelScore, mean_absolute_error, window_mae
+from forecasting.models.base import any_guessed
 from forecasting.selection import DAY_AHEAD_MODELS, FIRST_HOUR_SECONDS, pick_model
 from forecasting.series import FloatArray
 
@@ -46,12 +47,16 @@ def spliced(near: FloatArray, far: FloatArray, step_seconds: float) -> FloatArra
 
 def spliced_run(near: BacktestRun, far: BacktestRun, step_seconds: float) -> BacktestRun:
     """The joined backtest windows, labelled as the first-hour model's (same windows, same actuals)."""
-    return BacktestRun(near.model, near.actual, spliced(near.forecast, far.forecast, step_seconds), near.levels)
+    joined = near.with_forecast(spliced(near.forecast, far.forecast, step_seconds))
+    return BacktestRun(
+        joined.model, joined.actual, joined.forecast, joined.levels, any_guessed((near.guessed, far.guessed))
+    )
 
 
 def _after_first_hour(run: BacktestRun, step_seconds: float) -> BacktestRun:
     keep = np.arange(1, run.actual.shape[1] + 1) * step_seconds > FIRST_HOUR_SECONDS
-    return BacktestRun(run.model, run.actual[:, keep], run.forecast[:, keep], run.levels)
+    guessed = None if run.guessed is None else run.guessed[:, keep]
+    return BacktestRun(run.model, run.actual[:, keep], run.forecast[:, keep], run.levels, guessed)
 
 
 def day_ahead_pick(

@@ -7,28 +7,41 @@ model alike and avoids trusting in-sample likelihood intervals that ignore model
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from forecasting.series import FloatArray, RegularSeries
 
-__all__ = ["FittedModel", "ForecastModel", "PointForecast"]
+__all__ = ["FittedModel", "ForecastModel", "PointForecast", "any_guessed"]
 
 
 @dataclass(frozen=True, eq=False)
 class PointForecast:
-    """The mean path after the end of the training series; never negative."""
+    """The mean path after the end of the training series; never negative.
+
+    `guessed` marks steps the model had nothing of their kind to base on (the working-day naive's day off
+    in a first week with none): what is fitted on a model's backtest errors leaves them out
+    (`forecasting.backtest.BacktestRun.fitted_actual`)."""
 
     model: str
     timestamps_s: FloatArray
     mean: FloatArray
+    guessed: NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
         mean = np.maximum(np.asarray(self.mean, dtype=np.float64), 0.0)
         mean.setflags(write=False)
         object.__setattr__(self, "mean", mean)
+
+
+def any_guessed(masks: Iterable[NDArray[np.bool_] | None]) -> NDArray[np.bool_] | None:
+    """Steps guessed in any of the masks (a path mixed from several is a guess where one of them is)."""
+    known = [mask for mask in masks if mask is not None]
+    return np.logical_or.reduce(known) if known else None
 
 
 @runtime_checkable

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from forecasting.models.base import FittedModel, ForecastModel, PointForecast
+from forecasting.models.base import FittedModel, ForecastModel, PointForecast, any_guessed
 from forecasting.series import RegularSeries
 
 __all__ = ["Combination"]
@@ -29,7 +29,7 @@ class _FittedCombination:
     def forecast(self, horizon_steps: int) -> PointForecast:
         paths = [part.forecast(horizon_steps) for part in self.parts]
         mean = np.mean([path.mean for path in paths], axis=0)
-        return PointForecast(self.name, paths[0].timestamps_s, mean)
+        return PointForecast(self.name, paths[0].timestamps_s, mean, any_guessed(path.guessed for path in paths))
 
 
 class Combination:

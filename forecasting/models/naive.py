@@ -108,9 +108,10 @@ class _FittedWorkdayNaive:
         target = working[n:][:, None]
         same = (source >= 0) & (working[np.maximum(source, 0)] == target)
         # The nearest day of the same kind; none in the history (a first week without a weekend): the last day.
-        pick = np.where(same.any(axis=1), np.argmax(same, axis=1), 0)
+        found = same.any(axis=1)
+        pick = np.where(found, np.argmax(same, axis=1), 0)
         chosen = source[np.arange(horizon_steps), pick]
-        return PointForecast(self.name, timestamps, values[chosen])
+        return PointForecast(self.name, timestamps, values[chosen], None if found.all() else ~found)
 
 
 class WorkdayNaive:
