@@ -62,12 +62,12 @@ class BacktestRun:
 
     @property
     def fitted_actual(self) -> FloatArray:
-        """The actuals with the guessed steps unseen (NaN): what anchors and intervals are fitted on. A guess
-        (Saturday copied from Friday in a first week without a weekend) is scored, as it is what the model
-        did, but its errors say nothing of the model's paths once the history has a day of that kind, and
-        the anchor fitted on them is applied at every later refit: on fleetsim's profile the first week's
-        weekend, a ramp copied onto a day with none, made the flat level win the first hour of every
-        morning ramp for the next two refits' days (slow-cold-start: replicas a cold start late)."""
+        """The actuals with the guessed steps unseen (NaN): what anchors, intervals and peak bounds are fitted
+        on. A guess (Saturday copied from Friday in a first week without a weekend) is scored, as it is what
+        the model did, but its errors say nothing of the model's paths once the history has a day of that
+        kind, and what is fitted on them is applied at every later refit: on fleetsim's profile, whose
+        weekends are quiet, the first Saturday's copied day made the flat level win the first hour of the
+        second week's morning ramps and set their 80% bound near twice the ramp (tests/forecasting)."""
         if self.guessed is None:
             return self.actual
         return np.where(self.guessed, np.nan, self.actual)

@@ -153,7 +153,7 @@ def _peak_calibration(
     labels = [picked] + (["seasonal_naive_daily"] if "seasonal_naive_daily" in runs else [])
     found = [
         PeakCalibration.from_windows(
-            label, runs[label].actual, runs[label].forecast, peak_steps=peak_window, days_spanned=spanned
+            label, runs[label].fitted_actual, runs[label].forecast, peak_steps=peak_window, days_spanned=spanned
         )
         for label in dict.fromkeys(labels)
     ]
