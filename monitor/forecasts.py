@@ -5,7 +5,7 @@ This is the only place that speaks the forecasting package's types, so a change 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -14,7 +14,15 @@ from monitor.advice import DemandOutlook
 from monitor.observe.observer import DemandHistory
 from monitor.plan.model import Plan
 
-__all__ = ["TierForecast", "forecast_tier", "history_series", "known_points", "tier_forecast", "work_week"]
+__all__ = [
+    "TierForecast",
+    "forecast_tier",
+    "held_to_plan_peak",
+    "history_series",
+    "known_points",
+    "tier_forecast",
+    "work_week",
+]
 
 
 @dataclass(frozen=True)
@@ -68,10 +76,12 @@ def forecast_tier(
     horizon_seconds: float,
     previous: TierForecast | None = None,
     week: WorkWeek | None = None,
+    plan_peak_rps: float | None = None,
 ) -> TierForecast:
     """Forecast a tier's demand from its history (gaps are the forecaster's to fill, never zeros); a refit
     hands in the tier's `previous` forecast, whose model choice it keeps while that is fresh
     (`forecasting.choice`), and the plan's working `week` (`work_week`), so that a Monday can look like Friday.
+    With the tier's `plan_peak_rps`, a forecast on under a day of history is held to it (`held_to_plan_peak`).
 
     Advice plans on the 80% upper bound: a ramp that comes early is the one that breaks the SLO.
     """
@@ -81,7 +91,39 @@ def forecast_tier(
         raise ForecastInputError(f"{known} point(s) of demand history", source=f"tier {history.tier}")
     settings = ForecastSettings(horizon_seconds=horizon_seconds, step_seconds=history.step_seconds, work_week=week)
     result = forecast(series, settings, previous.choice if previous is not None else None)
-    return tier_forecast(history.tier, now, result, known)
+    fitted = tier_forecast(history.tier, now, result, known)
+    if plan_peak_rps is None or fitted.outlook.daily_cycle:
+        return fitted
+    return held_to_plan_peak(fitted, plan_peak_rps, float(np.nanmax(series.values)))
+
+
+def held_to_plan_peak(fitted: TierForecast, plan_peak_rps: float, seen_rps: float) -> TierForecast:
+    """A forecast that has not seen a daily cycle, its every value held to the plan's peak demand for the tier,
+    or to the highest demand seen if that is higher.
+
+    Why: on hours of history the forecaster has only a mean and a drift, both fitted over the whole history,
+    and a first day's history is mostly the step from the night to the day: the drift is that step read as a
+    trend, and the intervals (the spread of the history around its mean) are the step's size, so the upper
+    bound sat far above any demand the day had and the advice held a tier at its maximum all afternoon
+    (fleetsim's profile: standard 24 replicas from 12:45 to 19:30 where 7 served every minute). The plan's
+    peak is the hypothesis production has not yet had a day to confirm, the one the advice already holds
+    at the first opening (`monitor.advice.recommend`); demand above it once seen raises the ceiling with it,
+    and demand above that scales up reactively (the need now), as on any day."""
+    ceiling = max(plan_peak_rps, seen_rps)
+    outlook = fitted.outlook
+    mean, upper = np.minimum(outlook.mean, ceiling), np.minimum(outlook.upper, ceiling)
+    if not (np.any(mean < outlook.mean) or np.any(upper < outlook.upper)):
+        return fitted
+    held = replace(outlook, mean=tuple(mean.tolist()), upper=tuple(upper.tolist()))
+    return replace(
+        fitted,
+        outlook=held,
+        lower=tuple(np.minimum(fitted.lower, ceiling).tolist()),
+        next_peak_rps=None if fitted.next_peak_rps is None else min(fitted.next_peak_rps, ceiling),
+        next_peak_upper_rps=None if fitted.next_peak_upper_rps is None else min(fitted.next_peak_upper_rps, ceiling),
+        reason=f"{fitted.reason}; no daily cycle seen yet: held to the plan's peak of {plan_peak_rps:.3g} req/s"
+        + (f" (the highest seen, {seen_rps:.3g}, above it)" if seen_rps > plan_peak_rps else ""),
+    )
 
 
 def tier_forecast(tier: str, now: float, result: ForecastResult, points: int) -> TierForecast:

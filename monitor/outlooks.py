@@ -13,8 +13,17 @@ from monitor.advice import DemandOutlook
 from monitor.forecasts import TierForecast, forecast_tier, work_week
 from monitor.observe.observer import DemandHistory, Observer
 from monitor.plan.model import Plan
+from monitor.sizing.workload import tier_workload
 
-__all__ = ["DEFAULT_WINDOWS", "FittedOutlooks", "ForecastWindows", "fit_outlooks", "fit_tier", "read_history"]
+__all__ = [
+    "DEFAULT_WINDOWS",
+    "FittedOutlooks",
+    "ForecastWindows",
+    "fit_outlooks",
+    "fit_tier",
+    "plan_peak",
+    "read_history",
+]
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,13 @@ def fit_tier(
     forecast: `forecast_tier`). Raises ForecastError (history that cannot be forecast) and whatever the
     observer raises (PrometheusUnreachable)."""
     history = read_history(observer, plan, tier, now, windows)
-    return forecast_tier(history, now, windows.horizon_seconds, previous, work_week(plan))
+    return forecast_tier(history, now, windows.horizon_seconds, previous, work_week(plan), plan_peak(plan, tier))
+
+
+def plan_peak(plan: Plan, tier: str) -> float:
+    """The tier's model calls/s at the plan's peak (the sizing's demand): what a forecast without a daily cycle
+    is held to (`monitor.forecasts.held_to_plan_peak`)."""
+    return tier_workload(plan, plan.tier(tier)).peak_rps
 
 
 def read_history(
@@ -72,7 +87,9 @@ def fit_outlooks(
     for tier in plan.tiers:
         history = fitted.histories[tier.name] = read_history(observer, plan, tier.name, now, windows)
         try:
-            fitted.forecasts[tier.name] = forecast_tier(history, now, windows.horizon_seconds, week=work_week(plan))
+            fitted.forecasts[tier.name] = forecast_tier(
+                history, now, windows.horizon_seconds, week=work_week(plan), plan_peak_rps=plan_peak(plan, tier.name)
+            )
         except ForecastError as exc:
             fitted.errors[tier.name] = str(exc)
     return fitted

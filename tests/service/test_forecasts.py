@@ -15,6 +15,7 @@ from monitor import shapes
 from monitor.cli.main import build_app
 from monitor.forecasts import forecast_tier, history_series, known_points, work_week
 from monitor.observe.observer import DemandHistory
+from monitor.outlooks import fit_outlooks, fit_tier, plan_peak
 from monitor.plan.model import Weekday
 from monitor.service.app import Services
 from tests.builders import copilot_plan
@@ -52,6 +53,50 @@ def test_the_outlook_is_the_forecast_mean_and_its_80_percent_upper_bound(
     assert f.next_peak_rps is not None and f.next_peak_upper_rps is not None
     assert f.next_peak_upper_rps >= f.next_peak_rps > 0
     assert f.history_points == len(history.timestamps) - (gap.stop - gap.start if gap else 0)
+
+
+@pytest.mark.parametrize(
+    ("days", "peak_over_seen", "ceiling_over_seen"),
+    [
+        pytest.param(0.5, 1.2, 1.2, id="a first morning's drift and spread are held to the plan's peak"),
+        pytest.param(0.75, 1.2, 1.2, id="all through the first day"),
+        pytest.param(0.5, 0.5, 1.0, id="demand already above the plan's peak holds it at the highest seen"),
+        pytest.param(3.0, 1.2, None, id="a forecast that has seen a daily cycle is not held"),
+    ],
+)
+def test_a_forecast_without_a_daily_cycle_is_held_to_the_plans_peak(
+    days: float, peak_over_seen: float, ceiling_over_seen: float | None
+) -> None:
+    # Half a day from midnight is the night and the morning ramp: the mean/drift's upper bound reads that step
+    # as a trend and a spread, four times the highest demand the morning had (the advice sized a tier's max).
+    history = _history(days)
+    end, seen = history.timestamps[-1], max(v for v in history.values if v is not None)
+    free = forecast_tier(history, end, 86_400.0)
+    held = forecast_tier(history, end, 86_400.0, plan_peak_rps=peak_over_seen * seen)
+    if ceiling_over_seen is None:
+        assert held == free
+        return
+    ceiling = ceiling_over_seen * seen
+    assert max(free.outlook.upper) > 2.0 * ceiling
+    assert max(held.outlook.upper) == pytest.approx(ceiling)
+    assert held.outlook.mean == tuple(min(m, ceiling) for m in free.outlook.mean)
+    assert all(lo <= m <= up for lo, m, up in zip(held.lower, held.outlook.mean, held.outlook.upper, strict=True))
+    assert held.next_peak_upper_rps is not None and held.next_peak_upper_rps <= ceiling + 1e-9
+    assert "held to the plan's peak" in held.reason
+
+
+@pytest.mark.parametrize("fit", ["fit_tier", "fit_outlooks"], ids=["the service's refit", "check and report"])
+def test_every_fitting_path_holds_a_first_days_forecast_to_the_tiers_planned_peak(fit: str) -> None:
+    plan = copilot_plan()
+    history = _history(0.5)
+    end, seen = history.timestamps[-1], max(v for v in history.values if v is not None)
+    observer = FakeObserver(history={"copilot": history})
+    if fit == "fit_tier":
+        fitted = fit_tier(observer, plan, "copilot", end)
+    else:
+        fitted = fit_outlooks(observer, plan, end).forecasts["copilot"]
+    assert max(fitted.outlook.upper) <= max(plan_peak(plan, "copilot"), seen) + 1e-9
+    assert "held to the plan's peak" in fitted.reason
 
 
 def test_no_history_is_an_error_not_a_flat_zero_forecast() -> None:
