@@ -72,9 +72,9 @@ class BacktestRun:
             return self.actual
         return np.where(self.guessed, np.nan, self.actual)
 
-    def with_forecast(self, forecast: FloatArray, model: str | None = None) -> BacktestRun:
-        """The same windows with another forecast (anchored, spliced, combined)."""
-        return BacktestRun(model or self.model, self.actual, forecast, self.levels, self.guessed)
+    def with_forecast(self, forecast: FloatArray) -> BacktestRun:
+        """The same windows with another forecast (the anchored one)."""
+        return BacktestRun(self.model, self.actual, forecast, self.levels, self.guessed)
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,8 @@ def spliced(near: FloatArray, far: FloatArray, step_seconds: float) -> FloatArra
 
 def spliced_run(near: BacktestRun, far: BacktestRun, step_seconds: float) -> BacktestRun:
     """The joined backtest windows, labelled as the first-hour model's (same windows, same actuals)."""
-    joined = near.with_forecast(spliced(near.forecast, far.forecast, step_seconds))
-    return BacktestRun(
-        joined.model, joined.actual, joined.forecast, joined.levels, any_guessed((near.guessed, far.guessed))
-    )
+    forecast, guessed = spliced(near.forecast, far.forecast, step_seconds), any_guessed((near.guessed, far.guessed))
+    return BacktestRun(near.model, near.actual, forecast, near.levels, guessed)
 
 
 def _after_first_hour(run: BacktestRun, step_seconds: float) -> BacktestRun:
