@@ -31,6 +31,19 @@ def test_with_20_minute_cold_starts_reactive_misses_a_morning_ramp_that_planwatc
     assert missed["reactive"] > 30
 
 
+def test_on_the_first_day_planwatch_holds_what_demand_needs_not_the_first_forecasts_spread() -> None:
+    # Under a day of history the forecast is a mean and a drift over the night-to-day step, its bound several
+    # times the day's demand: unheld, this tier ran 7.6 replicas on average (up to 9) all afternoon where the
+    # oracle's need was at most 3 (monitor.forecasts.held_to_plan_peak).
+    plan = one_tier_plan(cold_start="20m")
+    demand = profile_demand(plan, (), 1.0, np.random.default_rng(3))
+    replay = run_replay(plan, demand, ReplayConfig(policies=("planwatch",)))
+    afternoon = slice(13 * 60, 18 * 60)
+    need = int(replay.required["chat"][afternoon].max())
+    billed = replay.run("planwatch").fleets["chat"].record.billed[afternoon]
+    assert billed.max() <= need + 1
+
+
 runner = CliRunner()
 
 
