@@ -9,7 +9,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from forecasting import ForecastInputError, ForecastResult, ForecastSettings, ModelChoice, Series, WorkWeek, forecast
+from forecasting import (
+    ForecastInputError,
+    ForecastResult,
+    ForecastSettings,
+    MeanDriftSettings,
+    ModelChoice,
+    Series,
+    WorkWeek,
+    forecast,
+)
 from monitor.advice import DemandOutlook
 from monitor.observe.observer import DemandHistory
 from monitor.plan.model import Plan
@@ -20,6 +29,7 @@ __all__ = [
     "held_to_plan_peak",
     "history_series",
     "known_points",
+    "recent_rise",
     "tier_forecast",
     "work_week",
 ]
@@ -94,12 +104,27 @@ def forecast_tier(
     fitted = tier_forecast(history.tier, now, result, known)
     if plan_peak_rps is None or fitted.outlook.daily_cycle:
         return fitted
-    return held_to_plan_peak(fitted, plan_peak_rps, float(np.nanmax(series.values)))
+    return held_to_plan_peak(fitted, plan_peak_rps, float(np.nanmax(series.values)), recent_rise(series))
 
 
-def held_to_plan_peak(fitted: TierForecast, plan_peak_rps: float, seen_rps: float) -> TierForecast:
+def recent_rise(series: Series) -> float:
+    """How fast demand is rising now (requests/s per second, 0 when it is not): the least-squares slope of the
+    last hour's known points."""
+    times, values = series.timestamps_s, series.values
+    last = (times > times[-1] - _RISE_WINDOW_S) & np.isfinite(values)
+    if np.count_nonzero(last) < 3:
+        return 0.0
+    return max(0.0, float(np.polyfit(times[last] - times[-1], values[last], 1)[0]))
+
+
+_RISE_WINDOW_S = 3600.0
+_RISE_HORIZON_S = MeanDriftSettings().drift_damping_hours * 3600.0  # as far as the mean/drift carries a trend
+
+
+def held_to_plan_peak(fitted: TierForecast, plan_peak_rps: float, seen_rps: float, rise: float = 0.0) -> TierForecast:
     """A forecast that has not seen a daily cycle, its every value held to the plan's peak demand for the tier,
-    or to the highest demand seen if that is higher.
+    or to the highest demand seen if that is higher, plus the rise demand is on now carried as far as the
+    mean/drift carries a trend (`recent_rise`).
 
     Why: on hours of history the forecaster has only a mean and a drift, both fitted over the whole history,
     and a first day's history is mostly the step from the night to the day: the drift is that step read as a
@@ -108,9 +133,11 @@ def held_to_plan_peak(fitted: TierForecast, plan_peak_rps: float, seen_rps: floa
     (fleetsim's profile: standard 24 replicas from 12:45 to 19:30 where 7 served every minute). The plan's
     peak is the hypothesis production has not yet had a day to confirm, the one the advice already holds
     at the first opening (`monitor.advice.recommend`); demand above it once seen raises the ceiling with it,
-    and demand above that scales up reactively (the need now), as on any day."""
-    ceiling = max(plan_peak_rps, seen_rps)
+    and a ramp still climbing past it (a first morning above the plan) keeps the forecast's own path as far
+    as the climb now reaches, so the schedule still brings replicas ahead of it."""
     outlook = fitted.outlook
+    ahead = np.clip(np.asarray(outlook.timestamps, dtype=float) - fitted.fitted_at, 0.0, _RISE_HORIZON_S)
+    ceiling = max(plan_peak_rps, seen_rps) + rise * ahead
     mean, upper = np.minimum(outlook.mean, ceiling), np.minimum(outlook.upper, ceiling)
     if not (np.any(mean < outlook.mean) or np.any(upper < outlook.upper)):
         return fitted
@@ -119,10 +146,13 @@ def held_to_plan_peak(fitted: TierForecast, plan_peak_rps: float, seen_rps: floa
         fitted,
         outlook=held,
         lower=tuple(np.minimum(fitted.lower, ceiling).tolist()),
-        next_peak_rps=None if fitted.next_peak_rps is None else min(fitted.next_peak_rps, ceiling),
-        next_peak_upper_rps=None if fitted.next_peak_upper_rps is None else min(fitted.next_peak_upper_rps, ceiling),
+        next_peak_rps=None if fitted.next_peak_rps is None else min(fitted.next_peak_rps, float(ceiling.max())),
+        next_peak_upper_rps=None
+        if fitted.next_peak_upper_rps is None
+        else min(fitted.next_peak_upper_rps, float(ceiling.max())),
         reason=f"{fitted.reason}; no daily cycle seen yet: held to the plan's peak of {plan_peak_rps:.3g} req/s"
-        + (f" (the highest seen, {seen_rps:.3g}, above it)" if seen_rps > plan_peak_rps else ""),
+        + (f" (the highest seen, {seen_rps:.3g}, above it)" if seen_rps > plan_peak_rps else "")
+        + (f", rising {rise * 3600.0:.3g} req/s an hour as demand is now" if rise > 0 else ""),
     )
 
 

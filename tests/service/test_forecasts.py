@@ -85,6 +85,20 @@ def test_a_forecast_without_a_daily_cycle_is_held_to_the_plans_peak(
     assert "held to the plan's peak" in held.reason
 
 
+def test_a_first_morning_still_climbing_past_the_plans_peak_keeps_its_climb_ahead() -> None:
+    # Three hours: two quiet, then demand climbing 12 req/s an hour, past a plan peak of 5: the schedule must
+    # still bring replicas ahead of the climb (the dashboards' "next scale-up" on a first morning over peak).
+    start, step = 1_767_225_600.0, 300.0
+    values = [0.0] * 24 + [float(i) for i in range(1, 13)]
+    times = tuple(start + step * (i + 1) for i in range(len(values)))
+    history = DemandHistory("copilot", step, times, tuple(values), "q")
+    end = times[-1]
+    held = forecast_tier(history, end, 86_400.0, plan_peak_rps=5.0)
+    hour = held.outlook.timestamps.index(end + 3600.0)
+    assert 12.0 < held.outlook.upper[hour] <= 12.0 + 12.0 + 1e-6  # above the highest seen, by at most the climb
+    assert "rising 12 req/s an hour" in held.reason
+
+
 @pytest.mark.parametrize("fit", ["fit_tier", "fit_outlooks"], ids=["the service's refit", "check and report"])
 def test_every_fitting_path_holds_a_first_days_forecast_to_the_tiers_planned_peak(fit: str) -> None:
     plan = copilot_plan()
