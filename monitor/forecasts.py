@@ -80,6 +80,10 @@ def work_week(plan: Plan) -> WorkWeek | None:
     return WorkWeek(hours.timezone, days) if 0 < len(days) < 7 else None
 
 
+_RISE_WINDOW_S = 3600.0
+_RISE_HORIZON_S = MeanDriftSettings().drift_damping_hours * 3600.0  # as far as the mean/drift carries a trend
+
+
 def forecast_tier(
     history: DemandHistory,
     now: float,
@@ -115,10 +119,6 @@ def recent_rise(series: Series) -> float:
     if np.count_nonzero(last) < 3:
         return 0.0
     return max(0.0, float(np.polyfit(times[last] - times[-1], values[last], 1)[0]))
-
-
-_RISE_WINDOW_S = 3600.0
-_RISE_HORIZON_S = MeanDriftSettings().drift_damping_hours * 3600.0  # as far as the mean/drift carries a trend
 
 
 def held_to_plan_peak(fitted: TierForecast, plan_peak_rps: float, seen_rps: float, rise: float = 0.0) -> TierForecast:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from forecasting import ForecastError
 from monitor.advice import DemandOutlook
 from monitor.forecasts import TierForecast, forecast_tier, work_week
+from monitor.memo import IdentityMemo
 from monitor.observe.observer import DemandHistory, Observer
 from monitor.plan.model import Plan
 from monitor.sizing.workload import tier_workload
@@ -68,8 +69,12 @@ def fit_tier(
 
 def plan_peak(plan: Plan, tier: str) -> float:
     """The tier's model calls/s at the plan's peak (the sizing's demand): what a forecast without a daily cycle
-    is held to (`monitor.forecasts.held_to_plan_peak`)."""
-    return tier_workload(plan, plan.tier(tier)).peak_rps
+    is held to (`monitor.forecasts.held_to_plan_peak`). Remembered per plan object: a replay refits every
+    tier 1,344 times, and the workload's length bands cost more than the lookup."""
+    return _PEAKS.get((plan,), (tier,), lambda: tier_workload(plan, plan.tier(tier)).peak_rps)
+
+
+_PEAKS: IdentityMemo[float] = IdentityMemo(64)
 
 
 def read_history(
