@@ -66,8 +66,12 @@ def main() -> None:
         live_rate, agg_rate = slo_rate(plan, tier, theirs), slo_rate(plan, tier, ours)
         model = capacity_table(plan, tier, 1.0).capacity_of(1)
         print(f"  one replica within the SLO: live engine {live_rate:.3f} req/s, aggregate {agg_rate:.3f} "
-              f"({agg_rate / live_rate - 1:+.1%}), sizing model {model:.3f} "
-              f"({model / live_rate - 1:+.1%})")  # fmt: skip
+              f"({_error(agg_rate, live_rate)}), sizing model {model:.3f} ({_error(model, live_rate)})")  # fmt: skip
+
+
+def _error(value: float, reference: float) -> str:
+    """value / reference - 1, or what it is where the live engine meets the SLO at no rate."""
+    return f"{value / reference - 1:+.1%}" if reference > 0 else "the live engine meets the SLO at no rate"
 
 
 def _column(curve: TierCurve) -> list[tuple[float, float, float]]:

@@ -67,11 +67,20 @@ class CapacityTable:
     highest demand whose TTFT p95 estimate still meets the SLO), and the replicas a demand needs. Computed
     lazily and remembered, since advice asks about a handful of replica counts, not every one up to a
     1,000-replica fleet. Where the SLO is below the TTFT floor (not `ttft_feasible`) both count throughput
-    only, and the advice warns."""
+    only, and the advice warns; where no batch meets the TPOT SLO (not `tpot_feasible`) the batch is 1 and
+    the TTFT is not feasible either."""
 
-    def __init__(self, model: ReplicaModel, batch: int, ttft_slo: float, feasible: bool, minute_z: float = 0.0) -> None:
+    def __init__(
+        self,
+        model: ReplicaModel,
+        batch: int,
+        ttft_slo: float,
+        feasible: bool,
+        minute_z: float = 0.0,
+        tpot_feasible: bool = True,
+    ) -> None:
         self.model, self.batch, self.ttft_slo, self.ttft_feasible = model, batch, ttft_slo, feasible
-        self.minute_z = minute_z
+        self.minute_z, self.tpot_feasible = minute_z, tpot_feasible
         self.requests_per_second_per_replica = model.requests_per_second(batch) if batch else 0.0
         self._known: dict[int, float] = {0: 0.0}
         self._demands: list[float] = []  # demands searched, ascending, and the replicas each needs
@@ -156,10 +165,11 @@ def _capacity_table(plan: Plan, tier: Tier, calibration: float) -> CapacityTable
         plan, tier, min(1.0, eff.bandwidth.expected * calibration), min(1.0, eff.compute.expected * calibration)
     )
     ttft_slo, tpot_slo = plan.slo_for(tier)
-    batch = max_batch_at_slo(model, tpot_slo).batch
+    slo_batch = max_batch_at_slo(model, tpot_slo).batch
+    batch = max(slo_batch, 1)  # no batch meets the TPOT SLO: counted at batch 1, as sizing counts it (infeasible)
     # the same TTFT the bound and the search use (step in flight included), so feasible means some count meets it
-    feasible = batch > 0 and ttft_floor_seconds(model, batch) <= ttft_slo
-    return CapacityTable(model, batch, ttft_slo, feasible, minute_quantile(plan.slo.availability))
+    feasible = slo_batch > 0 and ttft_floor_seconds(model, batch) <= ttft_slo
+    return CapacityTable(model, batch, ttft_slo, feasible, minute_quantile(plan.slo.availability), slo_batch > 0)
 
 
 def minute_quantile(availability: float) -> float:

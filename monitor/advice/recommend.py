@@ -253,7 +253,10 @@ def _decide(
         most = max(step.replicas for step in a.schedule)
         warnings.append(f"the forecast needs {most} replicas but replicas.max is {tier.replicas.max}: "
                         f"the schedule stops at {tier.replicas.max}")  # fmt: skip
-    if not a.table.ttft_feasible:
+    if not a.table.tpot_feasible:
+        warnings.append("no batch meets the TPOT SLO, not even 1 (decodes stall behind the prompts' chunk "
+                        "steps): counted at batch 1, no replica count meets it")  # fmt: skip
+    elif not a.table.ttft_feasible:
         warnings.append("the step in flight and the p95 prompt's prefill alone exceed the TTFT SLO: "
                         "no replica count meets it")  # fmt: skip
     current = int(obs.replicas_ready.value or 0)

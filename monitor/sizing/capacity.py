@@ -7,8 +7,8 @@ output - 1 decode steps, so the steps carry P = B x u / (output - 1 + chunks) pr
 in chunks of c = min(room, max(u / chunks, P)); a share f = P / c of the steps carries one.
 
     mean TPOT = (1 - f) x decode step + f x chunk step
-    p95 TPOT (per request, over its output - 1 gaps ~ Binomial(output - 1, f)):
-              decode step + (chunk step - decode step) x min(1, f + 1.645 sqrt(f (1 - f) / (output - 1)))
+    p95 TPOT (per request): the chunk steps of the prompts prefilled while it decodes, a compound Poisson
+              over the tier's prompt and output mixes (monitor.sizing.tpot_tail)
 
 The SLO is a p95, so the batch limit compares the p95 TPOT with it; throughput uses the mean.
 """
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from monitor.sizing.roofline import Engine, StepTime
-from monitor.sizing.shape import Z95
+from monitor.sizing.shape import LogNormal
 from monitor.sizing.workload import TierWorkload
 
-__all__ = ["TPOT", "BatchLimit", "CurvePoint", "ReplicaModel", "capacity_curve", "max_batch_at_slo"]
+__all__ = ["TPOT", "BatchLimit", "CurvePoint", "PrefillMix", "ReplicaModel", "capacity_curve", "max_batch_at_slo"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,6 @@ class TPOT:
     decode: StepTime
     chunk: StepTime
     chunk_share: float  # f: share of steps that carry a prompt chunk
-    gaps: float  # output - 1: a request's inter-token gaps
 
     @property
     def seconds(self) -> float:
@@ -42,16 +41,27 @@ class TPOT:
         return (1.0 - self.chunk_share) * self.decode.seconds + self.chunk_share * self.chunk.seconds
 
     @property
-    def p95_seconds(self) -> float:
-        """95th percentile over requests of their mean gap: their share of chunk steps at its p95."""
-        f = self.chunk_share
-        spread = math.sqrt(f * (1.0 - f) / self.gaps) if self.gaps > 0 else 0.0
-        share = min(1.0, f + Z95 * spread) if f > 0 else 0.0
-        return self.decode.seconds + (self.chunk.seconds - self.decode.seconds) * share
-
-    @property
     def bound(self) -> str:
         return (self.chunk if self.chunk_share >= 0.5 else self.decode).bound
+
+
+@dataclass(frozen=True)
+class PrefillMix:
+    """Prompts of a tier's mix, as equal-mass points: the chunk steps each takes and their seconds."""
+
+    chunks: tuple[float, ...]
+    seconds: tuple[float, ...]
+
+    @property
+    def mean_seconds(self) -> float:
+        return math.fsum(self.seconds) / len(self.seconds)
+
+    @property
+    def variation(self) -> float:
+        """Squared coefficient of variation of a prompt's prefill, what its queue's waits grow with."""
+        mean = self.mean_seconds
+        spread = math.fsum((s - mean) ** 2 for s in self.seconds) / len(self.seconds)
+        return spread / (mean * mean) if mean > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,16 @@ class ReplicaModel:
     @cached_property
     def gaps(self) -> float:
         return max(self.workload.output_mean - 1.0, 0.0)
+
+    @cached_property
+    def admission_limit(self) -> int:
+        """The sequences the engine runs at once: max_num_seqs or those whose KV fits, whichever is lower
+        (at least one). A request waits in the engine's queue only past it: below it vLLM admits every
+        request, whatever that does to TPOT (the SLO batch is a rate the advice keeps to, not a limit the
+        engine enforces)."""
+        one = self.kv_tokens(1.0)
+        fits = math.floor(self.kv_budget_tokens / one) if one > 0 else self.max_num_seqs
+        return max(1, min(self.max_num_seqs, fits))
 
     def room(self, batch: float) -> float:
         """Prompt tokens a step can carry beside B decodes: budget - B."""
@@ -113,7 +133,35 @@ class ReplicaModel:
 
     def tpot_step(self, batch: float) -> TPOT:
         """The steps a streaming user sees: decode-only ones and, a share f of the time, chunk ones."""
-        return TPOT(self.decode_step(batch), self.chunk_step(batch), self.chunk_share(batch), self.gaps)
+        return TPOT(self.decode_step(batch), self.chunk_step(batch), self.chunk_share(batch))
+
+    def tpot_p95(self, batch: float) -> float:
+        """p95 over requests of their TPOT at batch B: what the SLO is held against (monitor.sizing.tpot_tail)."""
+        from monitor.sizing.tpot_tail import tpot_p95  # numpy: every command's --help loads sizing
+
+        mix = self.prefill_mix(batch)
+        rate = self.requests_per_second(batch)
+        gaps = tuple(o - 1.0 for o in self._output_points)
+        return tpot_p95(self.decode_step(batch).seconds, mix.chunks, mix.seconds, rate, gaps)
+
+    def prefill_mix(self, batch: float) -> PrefillMix:
+        """The prefill of each of 32 equal-mass points of the tier's prompt mix at batch B, each prompt
+        cached in the workload's mean proportion."""
+        wl = self.workload
+        share = wl.uncached_prompt_mean / wl.prompt_mean if wl.prompt_mean > 0 else 0.0
+        prompts = [(p * share, p * (1.0 - share)) for p in self._prompt_points]
+        chunks = tuple(float(self.prompt_chunks(u, batch)) for u, _ in prompts)
+        seconds = tuple(self.prefill_seconds(u, k, batch) for u, k in prompts)
+        return PrefillMix(chunks, seconds)
+
+    @cached_property
+    def _prompt_points(self) -> tuple[float, ...]:
+        """Equal-mass points of the tier's prompt lengths (its p50 and p95 as a log-normal)."""
+        return _points(self.workload.prompt_p50, self.workload.prompt_p95)
+
+    @cached_property
+    def _output_points(self) -> tuple[float, ...]:
+        return _points(self.workload.output_p50, self.workload.output_p95)
 
     def prefill_seconds(self, uncached_tokens: float, cached_tokens: float, batch: float) -> float:
         """A prompt's own chunk steps: ceil(u / room) steps, each carrying u / chunks beside B decodes."""
@@ -189,7 +237,7 @@ def capacity_curve(replica: ReplicaModel, extra_batches: tuple[int, ...] = ()) -
                 requests_per_second=rps,
                 kv_occupancy=replica.kv_occupancy(b),
                 bound=tpot.bound,
-                tpot_p95_seconds=tpot.p95_seconds,
+                tpot_p95_seconds=replica.tpot_p95(b),
             )
         )
     return points
@@ -209,7 +257,7 @@ def max_batch_at_slo(replica: ReplicaModel, tpot_slo_seconds: float) -> BatchLim
     stopped the batch from growing.
     """
     checks: tuple[tuple[str, Callable[[int], bool]], ...] = (
-        ("decode step", lambda b: replica.tpot_step(b).p95_seconds <= tpot_slo_seconds),
+        ("decode step", lambda b: replica.tpot_p95(b) <= tpot_slo_seconds),
         ("memory", lambda b: replica.kv_occupancy(b) <= 1.0),
         ("chunk budget", lambda b: b + replica.interleaved_prefill_tokens(b) <= replica.chunk_budget_tokens),
     )
@@ -235,3 +283,13 @@ def _largest(ok: Callable[[int], bool], upper: int) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+_POINTS = tuple((k + 0.5) / 32 for k in range(32))  # equal-mass points of a length mix
+
+
+def _points(p50: float, p95: float) -> tuple[float, ...]:
+    if p50 <= 0:
+        return tuple(0.0 for _ in _POINTS)
+    shape = LogNormal.from_percentiles(p50, max(p95, p50))
+    return tuple(shape.quantile(q) for q in _POINTS)

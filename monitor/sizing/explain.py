@@ -135,7 +135,8 @@ def _batch_row(sized: SizedTier) -> HypothesisRow:
         f"{format_seconds(p.decode_step_seconds)}, a step carrying a prompt chunk "
         f"{format_seconds(p.chunk_step_seconds)}"
         f" ({p.chunk_share:.0%} of steps; B x {s.workload.uncached_prompt_mean:,.0f} prompt tokens per "
-        f"{s.workload.output_mean:,.0f} - 1 + chunks steps); p95 TPOT from that share; "
+        f"{s.workload.output_mean:,.0f} - 1 + chunks steps); p95 TPOT over requests: the chunk steps of the "
+        "prompts prefilled while each decodes (compound Poisson over the prompt and output mixes); "
         f"{p.requests_per_second_per_replica:.2f} req/s per replica = B / (prefill + (output - 1) x TPOT)",
         "Measured saturation point per replica; TP scaling against the vendor chart",
     )
@@ -151,9 +152,10 @@ def _ttft_row(sized: SizedTier) -> HypothesisRow:
         f"p95 about {format_seconds(t.seconds)} ({verdict} {format_seconds(s.ttft_slo_seconds)})",
         f"prefill of the p95 uncached prompt ({s.workload.uncached_prompt_p95:,.0f} tokens) "
         f"{format_seconds(t.prefill_p95_seconds)} + the step in flight {format_seconds(t.step_wait_p95_seconds)}"
-        f" + prompts ahead p95 {format_seconds(t.prefill_wait_p95_seconds)} (M/D/1 on prefill) + queue wait p95 "
-        f"{format_seconds(t.wait_p95_seconds)} (M/M/c in each replica's own queue: c = batch {p.max_batch:,} slots"
-        f" at {s.workload.peak_rps:.2f} req/s / {max(p.replicas, 1)} replicas)",
+        f" + prompts ahead p95 {format_seconds(t.prefill_wait_p95_seconds)} (M/G/1 on prefill over the prompt mix)"
+        f" + queue wait p95 {format_seconds(t.wait_p95_seconds)} (M/M/c in each replica's own queue: c = "
+        f"{t.slots:,} slots, max_num_seqs or the sequences whose KV fits, at {s.workload.peak_rps:.2f} req/s / "
+        f"{max(p.replicas, 1)} replicas)",
         "TTFT p50/p95/p99 at 1x, 2x and 3x expected peak",
     )
 
@@ -206,7 +208,11 @@ def findings(sized: SizedTier) -> list[str]:
     if t.replicas.max < mid and not s.standby:
         out.append(f"replicas.max {t.replicas.max} is below the {mid} replicas sizing expects at peak")
     if s.expected.max_batch == 0:
-        out.append(f"TPOT SLO unmet even at batch 1 ({format_seconds(s.expected.tpot_p95_seconds)} at p95)")
+        out.append(
+            f"TPOT SLO unmet even at batch 1 ({format_seconds(s.expected.tpot_p95_seconds)} at p95: decodes stall "
+            "behind the prompts' chunk steps); counted at batch 1, no replica count meets it: raise TP, route "
+            "long prompts elsewhere, or relax the TPOT SLO"
+        )
     if not s.expected.ttft_feasible and not s.standby:
         out.append(
             "TTFT infeasible: the p95 prompt's prefill and the step in flight alone take "

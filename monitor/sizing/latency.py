@@ -1,16 +1,19 @@
 """Step 6 of the seeds: TTFT = queueing wait + the step in flight + prefill of the uncached prompt.
 
-Queueing: a replica with a batch limit of B serves up to B requests at once. Behind a router each vLLM
+Queueing: a replica's engine runs up to L sequences at once, L = max_num_seqs or the sequences whose KV
+fits, whichever is lower (`ReplicaModel.admission_limit`); below L vLLM admits every request, whatever that
+does to TPOT, so the SLO's batch is a rate the advice keeps to, not a limit the engine enforces (a queue of
+SLO-batch slots had requests waiting for slots the engine never withholds). Behind a router each vLLM
 engine queues its own requests (its scheduler's waiting queue): a request routed to a full replica waits
-there even while another replica has a free slot. So each replica is its own M/M/c queue with c = B slots
-at lambda / r, not one queue of r x B slots pooled across the tier (which would promise the shorter wait of a
+there even while another replica has a free slot. So each replica is its own M/M/c queue with c = L slots
+at lambda / r, not one queue of r x L slots pooled across the tier (which would promise the shorter wait of a
 single shared queue; the replay's physics queues per replica too). The service time is one request's
 whole stay (prefill + output x TPOT, the time a request holds its slot). Erlang C gives the chance a
 request must wait, and the 95th percentile of the wait is ln(C / 0.05) / (c mu - lambda) when C > 0.05
 (else 0). Above saturation the wait is unbounded.
 
 Prompts ahead: a replica prefills FIFO, so a prompt also waits for those that arrived before it (an
-M/D/1 queue on the prefill work).
+M/G/1 queue on the prefill work, over the tier's prompt mix).
 
 Step in flight: a request that arrives mid-step is scheduled at the next step boundary, half a step
 later on average and up to one step at p95.
@@ -80,17 +83,19 @@ def prefill_seconds(replica: ReplicaModel, uncached_tokens: float, cached_tokens
 
 def prefill_wait_seconds(replica: ReplicaModel, per_replica_rps: float, batch: float, quantile: float = 0.5) -> float:
     """Waiting for the prompts ahead: a replica prefills FIFO, one prompt's chunks after another, so its
-    prefill is a single server with utilization rho = rate x mean prefill S. Deterministic service (M/D/1):
-    mean wait rho S / (2 (1 - rho)); p95 half the M/M/1 one, S ln(rho / 0.05) / (2 (1 - rho)).
-    Unbounded at rho >= 1."""
-    wl = replica.workload
-    service = replica.prefill_seconds(wl.uncached_prompt_mean, wl.cached_prompt_mean, batch)
+    prefill is a single server with utilization rho = rate x E[S] over the tier's prompt mix (M/G/1). The
+    mean wait is Pollaczek-Khinchine's, rho E[S] (1 + cv^2) / (2 (1 - rho)); the p95 the exponential tail
+    with that scale, E[S] (1 + cv^2) ln(rho / 0.05) / (2 (1 - rho)). The prompts' spread (cv^2 of their
+    prefill) is what lengthens the wait over a queue of equal prompts: a long prompt ahead holds everyone
+    behind it. Unbounded at rho >= 1."""
+    mix = replica.prefill_mix(batch)
+    service, spread = mix.mean_seconds, (1.0 + mix.variation) / 2.0
     rho = per_replica_rps * service
     if rho >= 1.0:
         return math.inf
     if quantile >= 0.95:
-        return service * math.log(rho / 0.05) / (2.0 * (1.0 - rho)) if rho > 0.05 else 0.0
-    return rho * service / (2.0 * (1.0 - rho))
+        return service * spread * math.log(rho / 0.05) / (1.0 - rho) if rho > 0.05 else 0.0
+    return rho * service * spread / (1.0 - rho)
 
 
 def step_in_flight_seconds(replica: ReplicaModel, batch: float, quantile: float = 0.5) -> float:
@@ -117,6 +122,7 @@ class TTFTEstimate:
     operating_batch: float
     step_wait_p95_seconds: float = 0.0
     prefill_wait_p95_seconds: float = 0.0
+    slots: int = 0  # the replica's queue: the sequences its engine admits at once
 
     @property
     def seconds(self) -> float:
@@ -126,17 +132,19 @@ class TTFTEstimate:
 
 
 def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: int, arrival_rps: float) -> TTFTEstimate:
-    """TTFT p95 of a tier with `replicas` replicas of `batch_limit` slots at `arrival_rps` model calls/s
-    spread evenly by the router: queueing for a slot in the replica's own queue (B slots at arrival_rps /
-    replicas) + the step in flight + the prompts ahead + the prefill of the p95 uncached prompt."""
+    """TTFT p95 of a tier with `replicas` replicas run at a batch of `batch_limit` at `arrival_rps` model
+    calls/s spread evenly by the router: queueing for a slot in the replica's own queue (the engine's
+    admission limit at arrival_rps / replicas) + the step in flight + the prompts ahead + the prefill of the
+    p95 uncached prompt."""
     wl = replica.workload
     service = replica.slot_seconds(max(batch_limit, 1))
     per_replica = arrival_rps / replicas if replicas else math.inf
     operating = min(float(batch_limit), per_replica * service) if batch_limit else 1.0
-    wait = wait_p95_seconds(batch_limit, per_replica, service)  # each replica its own queue
+    slots = max(batch_limit, replica.admission_limit)  # never fewer than the batch asked about
+    wait = wait_p95_seconds(slots, per_replica, service)  # each replica its own queue
     cached_p95 = wl.cached_prompt_p95
     batch = max(operating, 1.0)
     prefill = prefill_seconds(replica, wl.uncached_prompt_p95, cached_p95, batch)
     step = step_in_flight_seconds(replica, batch, 0.95)
     ahead = prefill_wait_seconds(replica, per_replica, batch, 0.95)
-    return TTFTEstimate(wait, prefill, operating, step, ahead)
+    return TTFTEstimate(wait, prefill, operating, step, ahead, slots)

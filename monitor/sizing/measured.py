@@ -69,7 +69,7 @@ def predict_load(plan: Plan, tier: Tier, replicas: int, demand_rps: float) -> Lo
     limit; past it the queue grows without bound."""
     eff = tier.efficiency
     replica = replica_model(plan, tier, eff.bandwidth.expected, eff.compute.expected)
-    limit = max(1, min(tier.max_num_seqs, math.floor(kv_capacity_sequences(replica))))
+    limit = replica.admission_limit
     per_replica = demand_rps / replicas if replicas else math.inf
     saturated = per_replica >= replica.requests_per_second(limit)
     batch = float(limit)
@@ -78,8 +78,7 @@ def predict_load(plan: Plan, tier: Tier, replicas: int, demand_rps: float) -> Lo
         for _ in range(100):
             batch = min(float(limit), max(1.0, per_replica * replica.slot_seconds(batch)))
     ttft = math.inf if saturated else ttft_p95(replica, replicas, limit, demand_rps).seconds
-    tpot = replica.tpot_step(batch)
-    return LoadPrediction(batch, limit, ttft, tpot.p95_seconds, replica.kv_occupancy(batch), saturated)
+    return LoadPrediction(batch, limit, ttft, replica.tpot_p95(batch), replica.kv_occupancy(batch), saturated)
 
 
 def verdict(

@@ -195,12 +195,14 @@ def operating_point(
     The demand defaults to the tier's planned peak; the advisor passes observed or forecast demand.
     """
     limit = max_batch_at_slo(replica, tpot_slo)
+    # where no batch meets the TPOT SLO, the replicas that run the demand at batch 1: the least an engine
+    # runs, still over the SLO (flagged infeasible), so the count and its cost say what the tier would take
     batch = max(limit.batch, 1)
-    rps = replica.requests_per_second(batch) if limit.batch else 0.0
+    rps = replica.requests_per_second(batch)
     tpot = replica.tpot_step(batch)
     demand = replica.workload.peak_rps if demand_rps is None else demand_rps
     for_throughput = math.ceil(demand / rps - 1e-9) if demand > 0 and rps > 0 else (0 if demand <= 0 else 1)
-    replicas, ttft, feasible = replicas_for_ttft(replica, limit.batch, demand, ttft_slo)
+    replicas, ttft, feasible = replicas_for_ttft(replica, batch, demand, ttft_slo, None if limit.batch else False)
     return OperatingPoint(
         bandwidth_efficiency=replica.engine.bandwidth_efficiency,
         compute_efficiency=replica.engine.compute_efficiency,
@@ -213,10 +215,10 @@ def operating_point(
         replicas=replicas if demand > 0 else 0,
         ttft=ttft,
         ttft_feasible=feasible,
-        tpot_p95_seconds=tpot.p95_seconds,
+        tpot_p95_seconds=replica.tpot_p95(batch),
         chunk_step_seconds=tpot.chunk.seconds,
         chunk_share=tpot.chunk_share,
-        ttft_floor_seconds=ttft_floor_seconds(replica, limit.batch),
+        ttft_floor_seconds=ttft_floor_seconds(replica, batch),
     )
 
 

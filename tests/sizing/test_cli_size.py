@@ -62,14 +62,14 @@ def test_json_keys_are_stable(plan: str) -> None:
         assert all(point.keys() >= CURVE_KEYS for point in tier["capacity_curve"])
 
 
-def test_json_numbers_match_the_copilot_seed_with_4_replicas_and_a_low_end_of_4_as_each_engine_queues_alone() -> None:
+def test_json_numbers_match_the_copilot_seed_4_replicas_low_end_3_as_requests_wait_only_for_the_engines_slots() -> None:
     data = json.loads(_size(str(EXAMPLES / "support-copilot.yaml"), "--format", "json"))
     (tier,) = data["tiers"]
     assert tier["kv_bytes_per_token"] == 163_840
     assert tier["concurrency_at_peak"] == pytest.approx(625)
     # the seed says 3-4; held at p95 TPOT against the p95 SLO the expected count is the top of that range, and
-    # the optimistic low end is 4 (3 with the pooled queue): each engine queues its own requests
-    assert tier["replicas_at_peak"] == {"low": 4, "expected": 4, "high": 5}
+    # the optimistic low end the seed's 3: a request waits for the engine's own slots (512), not the SLO batch's
+    assert tier["replicas_at_peak"] == {"low": 3, "expected": 4, "high": 5}
     assert data["fleet"]["gpus_at_peak"] == 16
     assert data["fleet"]["cost_per_month_usd"] == pytest.approx(20_160)
     assert tier["tpot_seconds"] < tier["tpot_p95_seconds"] <= 0.040
@@ -120,10 +120,12 @@ def _capstone_long_context_planned(tmp_path: Path, planned: int) -> str:
     text = text.replace(old, old.replace("max: 4, planned: 2", f"max: 100, planned: {planned}"))
     # the p95 prompt reuses only the shared prefix and k of the rest (43,094 uncached tokens, not 41,476), so the
     # TTFT floor is 6.10 s at the expected efficiencies and 6.95 s at the pessimistic: a 6.5 s SLO keeps the
-    # expected count feasible and leaves the pessimistic end without one, the case these tests are about
+    # expected count feasible and leaves the pessimistic end without one, the case these tests are about. Its
+    # TPOT p95 is 64 ms even at batch 1 (decodes stall behind 3 chunk steps of 0.8 s per 24K prompt on TP2),
+    # so no count meets the plan's 50 ms at any end: a 100 ms TPOT SLO keeps the TTFT the one in question
     slo = "slo: {ttft_p95: 6s}"
     assert slo in text
-    path.write_text(text.replace(slo, "slo: {ttft_p95: 6.5s}"))
+    path.write_text(text.replace(slo, "slo: {ttft_p95: 6.5s, tpot_p95: 100ms}"))
     return str(path)
 
 
