@@ -87,9 +87,13 @@ class ReplicaModel:
         (at least one). A request waits in the engine's queue only past it: below it vLLM admits every
         request, whatever that does to TPOT (the SLO batch is a rate the advice keeps to, not a limit the
         engine enforces)."""
+        return max(1, math.floor(min(float(self.max_num_seqs), self.kv_sequences)))
+
+    @cached_property
+    def kv_sequences(self) -> float:
+        """Sequences whose KV fits the replica's budget at the workload's KV size per sequence."""
         one = self.kv_tokens(1.0)
-        fits = math.floor(self.kv_budget_tokens / one) if one > 0 else self.max_num_seqs
-        return max(1, min(self.max_num_seqs, fits))
+        return self.kv_budget_tokens / one if one > 0 else math.inf
 
     def room(self, batch: float) -> float:
         """Prompt tokens a step can carry beside B decodes: budget - B."""

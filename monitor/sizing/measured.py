@@ -33,8 +33,7 @@ class Prediction:
 
 def kv_capacity_sequences(replica: ReplicaModel) -> float:
     """Sequences whose KV fits the replica's budget at the workload's KV size per sequence."""
-    one = replica.kv_tokens(1.0)
-    return replica.kv_budget_tokens / one if one > 0 else math.inf
+    return replica.kv_sequences
 
 
 def predict_run(plan: Plan, tier: Tier, concurrency: float | None) -> Prediction:
