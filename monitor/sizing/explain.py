@@ -213,7 +213,8 @@ def findings(sized: SizedTier) -> list[str]:
             "behind the prompts' chunk steps); counted at batch 1, no replica count meets it: raise TP, route "
             "long prompts elsewhere, or relax the TPOT SLO"
         )
-    if not s.expected.ttft_feasible and not s.standby:
+    # the floor, not `ttft_feasible`: a tier no batch holds to the TPOT SLO is not TTFT-feasible either
+    if s.expected.ttft_floor_seconds > s.ttft_slo_seconds and not s.standby:
         out.append(
             "TTFT infeasible: the p95 prompt's prefill and the step in flight alone take "
             f"{format_seconds(s.expected.ttft_floor_seconds)} on TP{t.tensor_parallel} "

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from monitor.advice.capacity import capacity_table
+from monitor.plan import load_plan
 from monitor.plan.model import Plan
 from monitor.sizing.latency import ttft_p95
 from monitor.sizing.tier import replicas_for_ttft, size_tier, ttft_floor_seconds
-from tests.builders import copilot_plan
+from tests.builders import EXAMPLES, copilot_plan
 
 
 def _with_ttft_slo(plan: Plan, seconds: float) -> Plan:
@@ -105,3 +106,18 @@ def test_a_need_read_between_remembered_demands_is_what_the_search_finds(slo_ove
     searched = [replicas_for_ttft(table.model, table.batch, float(d), table.ttft_slo)[0] for d in demands]
     assert len(set(searched)) >= 10
     assert answers == searched
+
+
+def test_a_tier_no_batch_holds_to_the_tpot_slo_is_counted_at_batch_1_by_sizing_and_advice_alike() -> None:
+    """capstone.yaml's long-context tier (24K prompts on TP2): a decode riding through one prompt's three
+    0.8 s chunk steps misses 50 ms TPOT even alone, so no batch meets it. Both count the demand at batch 1,
+    flagged (the advice with 0 req/s per replica asked for one replica at any demand, as sizing did)."""
+    plan = load_plan(EXAMPLES / "capstone.yaml")
+    tier = plan.tier("long-context")
+    table = capacity_table(plan, tier, 1.0)
+    sized = size_tier(plan, tier).expected
+    assert sized.max_batch == 0 and sized.tpot_p95_seconds > plan.slo_for(tier)[1]
+    assert not table.tpot_feasible and not table.ttft_feasible and table.batch == 1
+    per_replica = table.model.requests_per_second(1)
+    assert table.replicas_for(10 * per_replica) == 10
+    assert sized.replicas == table.replicas_for(table.model.workload.peak_rps) > tier.replicas.planned

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from monitor.plan import DType, KVDType, Plan, load_plan
+from monitor.sizing.explain import findings
 from monitor.sizing.latency import erlang_c, wait_p95_seconds
 from monitor.sizing.memory import kv_bytes_per_token, weights_bytes
 from monitor.sizing.plan_sizing import size_plan
@@ -179,6 +180,22 @@ def test_capstone_finds_the_long_prompt_tiers_under_provisioned_and_ttft_bound(c
     assert standard.expected.replicas > standard.tier.replicas.planned
     assert long_context.expected.replicas > long_context.tier.replicas.planned
     assert sizing.fleet.cost_per_hour_usd_at_peak > 42.0  # the seed's $42/h leaves prefill compute out
+
+
+def test_capstones_long_context_tier_on_tp2_misses_the_tpot_slo_at_any_batch_and_says_what_fixes_it(
+    capstone: Plan,
+) -> None:
+    """24K-token prompts on TP2 H200: three 0.8 s chunk steps each, so a decode riding through one misses
+    50 ms even at batch 1 (fleetsim's live engine: 55 ms p95 at 0.087 req/s, 72 at 0.115, where batch 1 is
+    0.108), and the TTFT floor (6.1 s) is over the 6 s SLO. Counted at batch 1 (the count that costs the tier),
+    both findings say no count meets it; the revised plan's TP4 is the fix."""
+    sized = size_plan(capstone).tier("long-context")
+    point = sized.sizing.expected
+    assert point.max_batch == 0 and point.tpot_p95_seconds > 0.050
+    assert point.requests_per_second_per_replica > 0 and point.replicas > sized.sizing.tier.replicas.planned
+    found = findings(sized)
+    assert any(f.startswith("TPOT SLO unmet even at batch 1") and "raise TP" in f for f in found)
+    assert any(f.startswith("TTFT infeasible") for f in found)
 
 
 @pytest.mark.parametrize(
