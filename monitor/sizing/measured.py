@@ -13,11 +13,10 @@ import math
 from dataclasses import dataclass
 
 from monitor.plan.model import Plan, Tier
-from monitor.sizing.capacity import ReplicaModel
 from monitor.sizing.latency import first_token_seconds, ttft_p95
 from monitor.sizing.tier import replica_model
 
-__all__ = ["LoadPrediction", "Prediction", "kv_capacity_sequences", "predict_load", "predict_run", "verdict"]
+__all__ = ["LoadPrediction", "Prediction", "predict_load", "predict_run", "verdict"]
 
 AGREEMENT = 0.25  # formulas and emulator agree when their p95s are within 25%
 
@@ -31,24 +30,18 @@ class Prediction:
     output_tokens_per_second: float
 
 
-def kv_capacity_sequences(replica: ReplicaModel) -> float:
-    """Sequences whose KV fits the replica's budget at the workload's KV size per sequence."""
-    return replica.kv_sequences
-
-
 def predict_run(plan: Plan, tier: Tier, concurrency: float | None) -> Prediction:
     """`concurrency` None is a saturated run (every request queued at once)."""
     eff = tier.efficiency
     replica = replica_model(plan, tier, eff.bandwidth.expected, eff.compute.expected)
     wl = replica.workload
-    capacity = kv_capacity_sequences(replica)
     users = math.inf if concurrency is None else concurrency
-    batch = max(1.0, min(users, float(tier.max_num_seqs), math.floor(capacity)))
+    batch = max(1.0, min(users, float(replica.admission_limit)))
     itl = replica.tpot_step(batch).seconds
     rate = replica.requests_per_second(batch)
     ttft = first_token_seconds(replica, wl.uncached_prompt_mean, wl.cached_prompt_mean, batch, rate)
     queued = 0.0 if math.isinf(users) else max(0.0, users - batch) / rate
-    return Prediction(batch, capacity, itl, ttft + queued, replica.output_tokens_per_second(batch))
+    return Prediction(batch, replica.kv_sequences, itl, ttft + queued, replica.output_tokens_per_second(batch))
 
 
 @dataclass(frozen=True)
