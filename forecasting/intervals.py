@@ -1,12 +1,14 @@
 """Prediction intervals from observed forecast errors (empirical quantiles by horizon bucket).
 
-Errors are taken relative to the forecast level, because demand errors scale with demand (a 5% busier
-day moves the noon peak by 5% and the 3 a.m. trough by almost nothing):
+Errors are taken in units of how far they spread at the forecast's level (`ErrorScale`: a Poisson term
+that grows with the square root of demand, and a proportional one, because a 5% busier day moves the noon
+peak by 5% and the 3 a.m. trough by almost nothing), fitted on the backtest's own errors:
 
-    u = (actual - forecast) / (forecast + floor),   floor = 10% of the mean of the history
+    u = (actual - forecast) / s(forecast),   s(f)^2 = poisson x f + proportional x (f + floor)^2,
+    floor = 10% of the mean of the history
 
 For each horizon bucket (first hour, 1-6 h, 6-24 h, 1-3 days, beyond) the 2.5%, 10%, 90% and 97.5%
-quantiles of the errors give the bands:  bound = forecast + q x (forecast + floor), clipped at zero.
+quantiles of the errors give the bands:  bound = forecast + q x s(forecast), clipped at zero.
 
 Errors within one backtest window are not independent: a busy day is busy all day, so each window
 carries one draw of an offset b (the mean of its u over the bucket: the error that persists over that
@@ -25,40 +27,24 @@ every hour, grouped by how far the path moves over the hour.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy.stats import t as student_t
 
+from forecasting.conformal import QUANTILES, conformal_quantiles, four
+from forecasting.error_scale import ErrorScale, informative
+from forecasting.first_steps import FirstSteps
 from forecasting.series import FloatArray
 
 __all__ = ["Bands", "FirstSteps", "IntervalCalibration", "PeakCalibration", "conformal_quantiles", "relative_floor"]
 
 _BUCKET_EDGES_S = (3600.0, 6 * 3600.0, 86_400.0, 3 * 86_400.0)
-_QUANTILES = (0.025, 0.10, 0.90, 0.975)
 _FLOOR_FRACTION = 0.10
 _SHORT_HISTORY_FLOOR_FRACTION = 1.0
 _SHORT_HISTORY_DAYS = 2.0
 _GRID = (np.arange(100) + 0.5) / 100  # both parts of b_new + e are summarised by 100 equal-probability points
-
-
-def conformal_quantiles(errors: FloatArray) -> FloatArray:
-    """The 2.5/10/90/97.5% quantiles with the split-conformal finite-sample correction.
-
-    For the next error to fall below the upper bound with probability at least p when the bound is
-    taken from n exchangeable past errors, the bound is their ceil((n + 1) p)-th smallest, i.e. the
-    (n + 1) p / n quantile (Vovk et al. 2005; Lei et al. 2018); symmetrically for the lower bounds.
-    Negligible for hundreds of errors, it widens the bands of short histories, whose sample is small.
-    """
-    ordered = np.sort(errors[np.isfinite(errors)])
-    n = ordered.size
-    ranks = [  # 1-based order statistics; the 1e-9 keeps (n + 1) p = 18.000000000000004 at 18
-        min(n, math.ceil((n + 1) * p - 1e-9)) if p > 0.5 else max(1, math.floor((n + 1) * p + 1e-9)) for p in _QUANTILES
-    ]
-    return np.asarray(ordered[np.array(ranks) - 1], dtype=np.float64)
 
 
 def relative_floor(history: FloatArray, evidence_days: float = float("inf")) -> float:
@@ -87,7 +73,8 @@ class Bands:
 
 @dataclass(frozen=True)
 class IntervalCalibration:
-    """Quantiles of relative errors, per horizon bucket; `source` says where the errors came from."""
+    """Quantiles of errors in units of `error_scale`, per horizon bucket; `source` says where the errors came
+    from."""
 
     floor: float
     bucket_starts: tuple[int, ...]
@@ -95,6 +82,10 @@ class IntervalCalibration:
     samples: int
     source: str
     first: FirstSteps | None = None  # the first hour's steps, each on its own (`with_first_steps`)
+    scales: tuple[ErrorScale, ...] | None = None  # per bucket; None: relative to the level (`ErrorScale.relative`)
+
+    def scale_of(self, bucket: int) -> ErrorScale:
+        return self.scales[bucket] if self.scales is not None else ErrorScale.relative(self.floor)
 
     @classmethod
     def from_errors(
@@ -109,20 +100,26 @@ class IntervalCalibration:
     ) -> IntervalCalibration:
         """From (origins x horizon) arrays of actuals and forecasts made at each origin."""
         actual2d, forecast2d = np.atleast_2d(actual), np.atleast_2d(forecast)
-        relative = (actual2d - forecast2d) / (np.maximum(forecast2d, 0.0) + floor)  # NaN: a filled gap
-        relative = relative[np.isfinite(relative).any(axis=1)]
-        if relative.size == 0:
+        keep = (np.isfinite(actual2d) & np.isfinite(forecast2d)).any(axis=1)
+        actual2d, forecast2d = actual2d[keep], forecast2d[keep]
+        if actual2d.size == 0:
             raise ValueError("no observed step to calibrate intervals on")
-        horizon = relative.shape[1]
-        starts = _bucket_starts(horizon, step_seconds, relative.shape[0], min_bucket_samples)
+        horizon = actual2d.shape[1]
+        starts = _bucket_starts(horizon, step_seconds, actual2d.shape[0], min_bucket_samples)
         stops = (*starts[1:], horizon)
-        quantiles = []
+        quantiles, scales, samples = [], [], 0
         for a, b in zip(starts, stops, strict=True):
-            block = relative[:, a:b]
-            if not np.isfinite(block).any():  # a bucket that only held filled gaps: the pooled errors stand in
-                block = relative
-            quantiles.append(_four(_bucket_quantiles(block[np.isfinite(block).any(axis=1)])))
-        return cls(floor, starts, tuple(quantiles), int(np.isfinite(relative).sum()), source)
+            bucket_actual, bucket_forecast = actual2d[:, a:b], forecast2d[:, a:b]
+            if np.isfinite(bucket_actual).any():
+                samples += int(np.isfinite(bucket_actual).sum())
+            else:  # a bucket that only held filled gaps: the whole windows' errors stand in
+                bucket_actual, bucket_forecast = actual2d, forecast2d
+            scale, errors = _scaled_errors(bucket_actual, bucket_forecast, floor)
+            quantiles.append(four(_bucket_quantiles(errors[np.isfinite(errors).any(axis=1)])))
+            scales.append(scale)
+        described = "; ".join(dict.fromkeys(scale.describe() for scale in scales))
+        source = f"{source}, errors {described}"
+        return cls(floor, starts, tuple(quantiles), samples, source, scales=tuple(scales))
 
     @classmethod
     def from_relative_errors(
@@ -130,7 +127,7 @@ class IntervalCalibration:
     ) -> IntervalCalibration:
         """One bucket for all horizons, from relative errors computed by the caller (fallback models)."""
         q = conformal_quantiles(relative) * inflation
-        return cls(floor, (0,), (_four(q),), int(relative.size), source)
+        return cls(floor, (0,), (four(q),), int(relative.size), source)
 
     def with_first_steps(
         self, actual: FloatArray, forecast: FloatArray, *, min_step_samples: int = 30
@@ -141,18 +138,18 @@ class IntervalCalibration:
         first = FirstSteps.from_blocks(actual, forecast, self.floor, min_step_samples)
         if first is None:
             return self
-        steps, blocks = len(first.quantiles[0]), first.samples
-        source = f"{self.source}; the first {steps} steps each from {blocks} hour blocks, by the path's move"
-        return replace(self, first=first, source=source)
+        return replace(self, first=first, source=f"{self.source}; {first.describe()}")
 
     def bands(self, mean: FloatArray) -> Bands:
         """Bounds for a mean path whose element i is i + 1 steps ahead."""
         bucket = np.searchsorted(np.asarray(self.bucket_starts), np.arange(mean.size), side="right") - 1
         table = np.asarray(self.quantiles)[bucket]
-        if self.first is not None:
-            first = self.first.table(mean, self.floor)[: mean.size]
-            table[: first.shape[0]] = first
-        scale = np.maximum(mean, 0.0) + self.floor
+        scale = np.empty(mean.size)
+        for k in np.unique(bucket):
+            scale[bucket == k] = self.scale_of(int(k)).of(mean[bucket == k])
+        if self.first is not None:  # the first steps in their own units
+            first, first_scale = self.first.table(mean)
+            table[: first.shape[0]], scale[: first.shape[0]] = first, first_scale
 
         def bound(column: int, lower: bool) -> FloatArray:
             raw = mean + table[:, column] * scale
@@ -160,68 +157,6 @@ class IntervalCalibration:
             return np.asarray(np.maximum(side, 0.0), dtype=np.float64)
 
         return Bands(bound(1, True), bound(2, False), bound(0, True), bound(3, False))
-
-
-@dataclass(frozen=True)
-class FirstSteps:
-    """Quantiles of relative errors for each of the first steps (the first hour), by how far the forecast
-    path moves over them.
-
-    Why each step: errors grow with the lead inside the first hour (10 minutes ahead demand is mostly where
-    it is now, an hour ahead it has moved), and one quantile for the hour is too wide at the first step and
-    too narrow at the last. The first hour is where the advice reads the bound (a cold start and the margin
-    ahead); the first hour of every backtest window at every hour gives hundreds of errors per step, enough
-    for its own quantiles, taken as observed (conformal).
-    Why by the path's move: a ramp hour misses by more than a flat one (when the ramp comes, how steep), and
-    a morning ramp is two or three of a day's 24 hours: pooled, its misses are the tail a 90% bound leaves
-    out, at the very hour the advice scales for. So the blocks are split by the path's relative move over the
-    hour, m = (path[last] - path[0]) / (path[0] + floor), into its terciles (falling, flat, rising), each with
-    its own quantiles (Mondrian conformal prediction: coverage holds within each group, Vovk et al. 2005), and
-    a forecast's first hour takes those of its own path's move."""
-
-    edges: tuple[float, float]  # terciles of the blocks' moves
-    quantiles: tuple[tuple[tuple[float, float, float, float], ...], ...]  # [group][step]
-    samples: int
-
-    @classmethod
-    def from_blocks(
-        cls, actual: FloatArray, forecast: FloatArray, floor: float, min_step_samples: int
-    ) -> FirstSteps | None:
-        """None when a step has fewer than `min_step_samples` observed errors; a group with fewer takes the
-        pooled quantiles (a path that never moves puts every block in the middle group)."""
-        relative = (actual - forecast) / (np.maximum(forecast, 0.0) + floor)
-        pooled = _per_step(relative, min_step_samples)
-        if pooled is None:
-            return None
-        moves = _moves(forecast, floor)
-        edges = (float(np.quantile(moves, 1 / 3)), float(np.quantile(moves, 2 / 3)))
-        group = _group(moves, edges)
-        quantiles = tuple(_per_step(relative[group == g], min_step_samples) or pooled for g in range(3))
-        return cls(edges, quantiles, relative.shape[0])
-
-    def table(self, mean: FloatArray, floor: float) -> FloatArray:
-        """(steps x 4) quantiles for a path whose first element is one step ahead."""
-        steps = len(self.quantiles[0])
-        path = np.asarray(mean[:steps], dtype=np.float64)
-        g = int(_group(_moves(path[None, :], floor), self.edges)[0]) if path.size else 1
-        return np.asarray(self.quantiles[g], dtype=np.float64)
-
-
-def _per_step(relative: FloatArray, min_samples: int) -> tuple[tuple[float, float, float, float], ...] | None:
-    """Conformal quantiles of each column, or None when a column has fewer than `min_samples` errors."""
-    if relative.shape[1] == 0 or int(np.isfinite(relative).sum(axis=0).min()) < min_samples:
-        return None
-    return tuple(_four(conformal_quantiles(relative[:, j])) for j in range(relative.shape[1]))
-
-
-def _moves(paths: FloatArray, floor: float) -> FloatArray:
-    """Each path's relative move from its first to its last step."""
-    return np.asarray((paths[:, -1] - paths[:, 0]) / (np.maximum(paths[:, 0], 0.0) + floor), dtype=np.float64)
-
-
-def _group(moves: FloatArray, edges: tuple[float, float]) -> NDArray[np.intp]:
-    """0 below the lower tercile, 2 above the upper, 1 between them, ties included."""
-    return np.where(moves < edges[0], 0, np.where(moves > edges[1], 2, 1))
 
 
 @dataclass(frozen=True)
@@ -272,8 +207,14 @@ class PeakCalibration:
         )
 
 
-def _four(q: FloatArray) -> tuple[float, float, float, float]:
-    return float(q[0]), float(q[1]), float(q[2]), float(q[3])
+def _scaled_errors(actual: FloatArray, forecast: FloatArray, floor: float) -> tuple[ErrorScale, FloatArray]:
+    """The scale fitted on these errors and the errors in its units; NaN where a gap was filled or a zero
+    forecast met zero demand (`informative`), unless nothing else was seen (then all errors were zero)."""
+    scale = ErrorScale.fit(actual, forecast, floor)
+    seen = informative(actual, forecast)
+    if not seen.any():
+        seen = np.isfinite(actual) & np.isfinite(forecast)
+    return scale, np.where(seen, (actual - forecast) / scale.of(forecast), np.nan)
 
 
 def _bucket_quantiles(block: FloatArray) -> FloatArray:
@@ -294,7 +235,7 @@ def _bucket_quantiles(block: FloatArray) -> FloatArray:
     within = (block - offsets[:, None]).ravel()
     within = within[np.isfinite(within)]
     # the Student-t offsets already carry the finite-sample widening
-    return np.quantile((next_offsets[:, None] + np.quantile(within, _GRID)[None, :]).ravel(), _QUANTILES)
+    return np.quantile((next_offsets[:, None] + np.quantile(within, _GRID)[None, :]).ravel(), QUANTILES)
 
 
 def _next_window_offsets(offsets: FloatArray) -> FloatArray | None:

@@ -140,13 +140,16 @@ def test_each_step_of_the_first_hour_gets_its_own_quantiles_from_the_hour_blocks
     assert POOLED.with_first_steps(actual[:20], forecast[:20]) is POOLED  # 20 errors a step: too few
 
 
-def test_a_rising_hour_takes_the_quantiles_of_the_rising_hours() -> None:
+def test_a_rising_hour_takes_the_quantiles_of_the_rising_hours_and_flat_hours_at_its_levels_keep_theirs() -> None:
     """A third of the blocks are ramps (the path rises 50% over the hour) and miss by up to 30%; the others
-    miss by up to 3%. Pooled, a 90% bound leaves the ramps' misses out; by the path's move, a rising path
-    gets the ramps' bound and a flat one the flat hours' (Mondrian conformal)."""
+    hold at levels across the ramps' (100-150) and miss by up to 3%. Pooled, a 90% bound leaves the ramps'
+    misses out; by the path's move, a rising path gets the ramps' bound and a flat one the flat hours'
+    (Mondrian conformal). The flat hours span the ramps' levels so that the error's growth with the level
+    (`ErrorScale`) is not read from the ramps alone."""
     rng = np.random.default_rng(3)
     rising = np.arange(600) % 3 == 0
-    forecast = np.where(rising[:, None], np.linspace(100.0, 150.0, 12)[None, :], 100.0)
+    flat_levels = rng.uniform(100.0, 150.0, 600)
+    forecast = np.where(rising[:, None], np.linspace(100.0, 150.0, 12)[None, :], flat_levels[:, None])
     spread = np.where(rising, 0.3, 0.03)[:, None]
     actual = forecast + rng.uniform(-1.0, 1.0, (600, 12)) * spread * (forecast + 10.0)
     calibration = POOLED.with_first_steps(actual, forecast)
