@@ -8,8 +8,10 @@ finer model it approximates. Both run one replica on the same workload at the ag
 (2%..95% of what an overloaded replica admits). Printed per tier and rate: TTFT p50 and p95 and TPOT p95 of
 each and the aggregate's error (aggregate / live - 1, + = the aggregate is slow); then the rate one replica
 takes within the SLO by each curve (`monitor.replay.slo.slo_rate`) and by the sizing model's table
-(uncalibrated), which is what planwatch's advice sizes with. The aggregate curve is measured as the replay
-measures it (3,000 calls per rate); the live one with --calls per rate.
+(uncalibrated), which is what planwatch's advice sizes with, and by the replay's own curve, whose rates
+around the knee are the live engine's (3,000 calls each). The aggregate curve is measured as the replay
+measures its coarse grid (3,000 calls per rate), its knee's rates on the aggregate too; the live one with
+--calls per rate.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def main() -> None:
     for name in args.tiers.split(","):
         tier = plan.tier(name.strip())
         started = time.perf_counter()
-        ours = tier_curve(plan, tier, seed=args.seed)
+        ours = tier_curve(plan, tier, seed=args.seed, knee_engine="aggregate")
         theirs = live_curve(plan, tier, ours.rates, seed=args.seed, calls=args.calls)
         ttft_slo, tpot_slo = plan.slo_for(tier)
         print(f"\n## {tier.name}: SLO p95 TTFT {ttft_slo:g} s, p95 TPOT {tpot_slo * 1000:g} ms "
@@ -64,9 +66,11 @@ def main() -> None:
             print(f"  {key}: median error {np.median(arr):+.1%}, range {arr.min():+.1%}..{arr.max():+.1%} "
                   f"(rates up to {ours.rates[-3]:.3f} req/s)")  # fmt: skip
         live_rate, agg_rate = slo_rate(plan, tier, theirs), slo_rate(plan, tier, ours)
+        replay_rate = slo_rate(plan, tier, tier_curve(plan, tier, seed=args.seed))
         model = capacity_table(plan, tier, 1.0).capacity_of(1)
         print(f"  one replica within the SLO: live engine {live_rate:.3f} req/s, aggregate {agg_rate:.3f} "
-              f"({_error(agg_rate, live_rate)}), sizing model {model:.3f} ({_error(model, live_rate)})")  # fmt: skip
+              f"({_error(agg_rate, live_rate)}), the replay's curve (live at the knee) {replay_rate:.3f} "
+              f"({_error(replay_rate, live_rate)}), sizing model {model:.3f} ({_error(model, live_rate)})")  # fmt: skip
 
 
 def _error(value: float, reference: float) -> str:

@@ -51,7 +51,7 @@ class FirstSteps:
     quantiles: tuple[tuple[Four, ...], ...]  # [falling, holding, rising][step]
     samples: int  # blocks
     sigma: float  # the robust standard deviation of u: a move's unit with the scale
-    groups: tuple[int, int, int]  # blocks in each group (a group under `min_samples` errors takes the pooled)
+    groups: tuple[int, int, int]  # blocks per group (one with under `min_step_samples` errors in all takes the pooled)
 
     @classmethod
     def from_blocks(

@@ -22,7 +22,7 @@ errors are used. Coverage is checked in the backtest by calibrating on the other
 
 The first hour, where the advice reads the bound, is finer still when the forecast is anchored to the
 level demand is at (`FirstSteps`): each step on its own, from the first hour of every backtest window at
-every hour, grouped by how far the path moves over the hour.
+every hour, grouped by whether the path moves over the hour by more than its errors' spread.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def _scaled_errors(actual: FloatArray, forecast: FloatArray, floor: float) -> tu
 
 
 def _bucket_quantiles(block: FloatArray) -> FloatArray:
-    """The 2.5/10/90/97.5% quantiles of one bucket's relative errors (windows x its steps, each row with at
+    """The 2.5/10/90/97.5% quantiles of one bucket's scaled errors (windows x its steps, each row with at
     least one finite error): b_new + e, each window's offset b taken over the bucket's own steps.
 
     Why the bucket's and not the whole window's: the offset is the error that persists, and how long it
