@@ -40,7 +40,7 @@ from fleetsim.workload import WorkloadModel, arrival_times
 from monitor.advice.capacity import capacity_table
 from monitor.plan.model import Arrival, Plan, Tier
 
-__all__ = ["QUANTILES", "TierCurve", "live_curve", "tier_curve"]
+__all__ = ["QUANTILES", "TierCurve", "live_curve", "meets_slo", "p95_at", "slo_rate", "tier_curve"]
 
 QUANTILES = (np.arange(40) + 0.5) / 40  # the latency distribution at each rate, as 40 equal-mass points
 _FRACTIONS = (0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
@@ -120,8 +120,6 @@ def _knee_rates(plan: Plan, tier: Tier, coarse: TierCurve) -> np.ndarray:
     there (latencies, the engines' gauges) was a chord of a convex curve, latency overstated between the
     points. None where the replica meets the SLO up to its highest stable rate (throughput, not the SLO,
     limits it)."""
-    from monitor.replay.slo import slo_rate  # slo reads this module's curve
-
     knee = slo_rate(plan, tier, coarse)
     if knee <= 0.0 or knee >= coarse.stable_rps:  # no knee below the stable rate: throughput limits it
         return np.array([])
@@ -305,3 +303,31 @@ def _live_measure(
         kv=min(1.0, running / span * float(per_request) / kv_tokens),
         output=float(np.mean([r.target for r in ok])) if ok else 0.0,
     )
+
+
+# Reading the SLO off a curve: the knee places the curve's own dense rates, so these live here
+# (monitor.replay.slo, which judges the replayed minutes, imports them from this module).
+
+
+def p95_at(points: np.ndarray) -> np.ndarray:
+    """p95 of each row of equal-mass quantile points (linear between the two points around 0.95)."""
+    i = int(np.searchsorted(QUANTILES, 0.95)) - 1
+    w = (0.95 - QUANTILES[i]) / (QUANTILES[i + 1] - QUANTILES[i])
+    out: np.ndarray = (1 - w) * points[:, i] + w * points[:, i + 1]
+    return out
+
+
+def meets_slo(plan: Plan, tier: Tier, curve: TierCurve, per_replica_rps: np.ndarray) -> np.ndarray:
+    """Whether a replica at each rate keeps up and meets the tier's p95 TTFT and TPOT SLOs, no queue ahead."""
+    ttft_slo, tpot_slo = plan.slo_for(tier)
+    ttft, tpot = curve.at(per_replica_rps)
+    meets: np.ndarray = (per_replica_rps <= curve.stable_rps) & (p95_at(ttft) <= ttft_slo) & (p95_at(tpot) <= tpot_slo)
+    return meets
+
+
+def slo_rate(plan: Plan, tier: Tier, curve: TierCurve, points: int = 4001) -> float:
+    """The highest rate one replica takes within the SLO by the curve (on a grid up to its stable rate; 0
+    where even its lowest rate misses)."""
+    rates = np.linspace(curve.rates[0], curve.stable_rps, points)
+    ok = meets_slo(plan, tier, curve, rates)
+    return float(rates[ok].max()) if ok.any() else 0.0

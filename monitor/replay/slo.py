@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from monitor.plan.model import Plan, Tier
-from monitor.replay.curve import QUANTILES, TierCurve
+from monitor.replay.curve import TierCurve, meets_slo, p95_at, slo_rate
 from monitor.replay.fleet import TierRecord
 
 __all__ = ["MinuteSLO", "meets_slo", "minute_slo", "p95_at", "required_replicas", "slo_rate"]
@@ -25,14 +25,6 @@ class MinuteSLO:
     ttft_p95: np.ndarray  # NaN where nothing was served
     tpot_p95: np.ndarray
     over: np.ndarray  # requests over the SLO per minute
-
-
-def p95_at(points: np.ndarray) -> np.ndarray:
-    """p95 of each row of equal-mass quantile points (linear between the two points around 0.95)."""
-    i = int(np.searchsorted(QUANTILES, 0.95)) - 1
-    w = (0.95 - QUANTILES[i]) / (QUANTILES[i + 1] - QUANTILES[i])
-    out: np.ndarray = (1 - w) * points[:, i] + w * points[:, i + 1]
-    return out
 
 
 def minute_slo(plan: Plan, tier: Tier, curve: TierCurve | None, r: TierRecord, minutes: int) -> MinuteSLO:
@@ -74,19 +66,3 @@ def required_replicas(
         need[new] = n
         found |= fits
     return need
-
-
-def meets_slo(plan: Plan, tier: Tier, curve: TierCurve, per_replica_rps: np.ndarray) -> np.ndarray:
-    """Whether a replica at each rate keeps up and meets the tier's p95 TTFT and TPOT SLOs, no queue ahead."""
-    ttft_slo, tpot_slo = plan.slo_for(tier)
-    ttft, tpot = curve.at(per_replica_rps)
-    meets: np.ndarray = (per_replica_rps <= curve.stable_rps) & (p95_at(ttft) <= ttft_slo) & (p95_at(tpot) <= tpot_slo)
-    return meets
-
-
-def slo_rate(plan: Plan, tier: Tier, curve: TierCurve, points: int = 4001) -> float:
-    """The highest rate one replica takes within the SLO by the curve (on a grid up to its stable rate; 0
-    where even its lowest rate misses)."""
-    rates = np.linspace(curve.rates[0], curve.stable_rps, points)
-    ok = meets_slo(plan, tier, curve, rates)
-    return float(rates[ok].max()) if ok.any() else 0.0
