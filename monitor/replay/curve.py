@@ -13,12 +13,12 @@ gate lets through), and the grid spans 2%..95% of it.
 
 `live_curve` measures the same on fleetsim's live step engine (fleetsim.replica: vLLM's scheduler step by
 step, chunked prefill, the paged KV cache), the finer model the aggregate approximates: same workload, same
-rates, so the two curves and the SLO rate each gives (monitor.replay.slo.slo_rate) can be compared
+rates, so the two curves and the SLO rate each gives (`slo_rate`) can be compared
 (`benchmarks/bench_aggregate_live.py`, tests/replay/test_curve_live.py). Too slow for the whole grid (about
 0.4 s a rate against milliseconds), it measures the rates around the SLO knee (`_knee_rates`), where the
 replay judges minutes: there the aggregate's tails run 5-12% short of the live engine's (TTFT p95 on the
 standard tier, TPOT p95 on long-context), and since latency climbs steeply there, the aggregate put one
-replica's SLO rate 13-15% above the live engine's. The coarse grid's chords hid that by erring the other
+replica's SLO rate 9-15% above the live engine's. The coarse grid's chords hid that by erring the other
 way; measured densely, the replay judged with the aggregate alone would have been as generous.
 """
 
@@ -151,6 +151,8 @@ def _rising(rows: list[np.ndarray] | list[float]) -> np.ndarray:
     values = np.array(rows, dtype=float)
     flat = values.reshape(values.shape[0], -1)
     fitted = np.column_stack([_isotonic(flat[:, j]) for j in range(flat.shape[1])])
+    # a row's quantile points stay in order: isotonic regression is monotone in its data, and each column
+    # lies below the next
     return fitted.reshape(values.shape)
 
 
