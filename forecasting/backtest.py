@@ -6,7 +6,8 @@ Metrics, per model, over all origins and horizon steps:
 - MASE = MAE / MAE of the baseline seasonal naive on the same windows (so the baseline scores exactly 1;
   below 1 means better than repeating last week, or last day when less than two weeks exist)
 - coverage_80 / coverage_95: share of actuals inside the bands, each origin's bands calibrated on the
-  *other* origins' errors only (leave-one-origin-out), so the check is out of sample
+  *other* origins' errors only (leave-one-origin-out), so the check is out of sample; the errors' scale
+  by level (`ErrorScale`), a smooth nuisance, is the one all origins give (fitted once, not per origin)
 - peak_error = mean over origins of |max forecast - max actual| / max actual over the first day
 """
 
@@ -144,10 +145,11 @@ def _coverage(run: BacktestRun, floor: float, step_seconds: float) -> tuple[floa
     if rows < 2:
         return None, None
     inside_80, inside_95 = [], []
+    scales = IntervalCalibration.from_errors(run.actual, run.forecast, floor=floor, step_seconds=step_seconds).scales
     for held_out in range(rows):
         others = [r for r in range(rows) if r != held_out]
         calibration = IntervalCalibration.from_errors(
-            run.actual[others], run.forecast[others], floor=floor, step_seconds=step_seconds
+            run.actual[others], run.forecast[others], floor=floor, step_seconds=step_seconds, scales=scales
         )
         bands = calibration.bands(run.forecast[held_out])
         actual = run.actual[held_out]

@@ -97,8 +97,12 @@ class IntervalCalibration:
         step_seconds: float,
         source: str = "backtest",
         min_bucket_samples: int = 30,
+        scales: tuple[ErrorScale, ...] | None = None,
     ) -> IntervalCalibration:
-        """From (origins x horizon) arrays of actuals and forecasts made at each origin."""
+        """From (origins x horizon) arrays of actuals and forecasts made at each origin; each bucket's error
+        scale fitted on its errors, or taken from `scales` when they are given for the same buckets (the
+        backtest's leave-one-window-out coverage reuses the scales of all its windows: the scale is a smooth
+        function of the level, and fitting it again for each window left out doubled a backtest's cost)."""
         actual2d, forecast2d = np.atleast_2d(actual), np.atleast_2d(forecast)
         keep = (np.isfinite(actual2d) & np.isfinite(forecast2d)).any(axis=1)
         actual2d, forecast2d = actual2d[keep], forecast2d[keep]
@@ -107,19 +111,23 @@ class IntervalCalibration:
         horizon = actual2d.shape[1]
         starts = _bucket_starts(horizon, step_seconds, actual2d.shape[0], min_bucket_samples)
         stops = (*starts[1:], horizon)
-        quantiles, scales, samples = [], [], 0
+        quantiles: list[tuple[float, float, float, float]] = []
+        fitted: list[ErrorScale] = []
+        samples = 0
+        reuse = scales if scales is not None and len(scales) == len(starts) else None
         for a, b in zip(starts, stops, strict=True):
             bucket_actual, bucket_forecast = actual2d[:, a:b], forecast2d[:, a:b]
             if np.isfinite(bucket_actual).any():
                 samples += int(np.isfinite(bucket_actual).sum())
             else:  # a bucket that only held filled gaps: the whole windows' errors stand in
                 bucket_actual, bucket_forecast = actual2d, forecast2d
-            scale, errors = _scaled_errors(bucket_actual, bucket_forecast, floor)
+            given = reuse[len(fitted)] if reuse is not None else None
+            scale, errors = _scaled_errors(bucket_actual, bucket_forecast, floor, given)
             quantiles.append(four(_bucket_quantiles(errors[np.isfinite(errors).any(axis=1)])))
-            scales.append(scale)
-        described = "; ".join(dict.fromkeys(scale.describe() for scale in scales))
+            fitted.append(scale)
+        described = "; ".join(dict.fromkeys(scale.describe() for scale in fitted))
         source = f"{source}, errors {described}"
-        return cls(floor, starts, tuple(quantiles), samples, source, scales=tuple(scales))
+        return cls(floor, starts, tuple(quantiles), samples, source, scales=tuple(fitted))
 
     @classmethod
     def from_relative_errors(
@@ -207,10 +215,14 @@ class PeakCalibration:
         )
 
 
-def _scaled_errors(actual: FloatArray, forecast: FloatArray, floor: float) -> tuple[ErrorScale, FloatArray]:
-    """The scale fitted on these errors and the errors in its units; NaN where a gap was filled or a zero
-    forecast met zero demand (`informative`), unless nothing else was seen (then all errors were zero)."""
-    scale = ErrorScale.fit(actual, forecast, floor)
+def _scaled_errors(
+    actual: FloatArray, forecast: FloatArray, floor: float, scale: ErrorScale | None = None
+) -> tuple[ErrorScale, FloatArray]:
+    """The scale (fitted on these errors unless given) and the errors in its units; NaN where a gap was
+    filled or a zero forecast met zero demand (`informative`), unless nothing else was seen (then all errors
+    were zero)."""
+    if scale is None:
+        scale = ErrorScale.fit(actual, forecast, floor)
     seen = informative(actual, forecast)
     if not seen.any():
         seen = np.isfinite(actual) & np.isfinite(forecast)

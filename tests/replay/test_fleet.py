@@ -12,7 +12,7 @@ from monitor.plan import Plan
 from monitor.replay.curve import TierCurve
 from monitor.replay.demand import Demand, default_start, profile_demand
 from monitor.replay.fleet import TierFleet, TierRecord
-from monitor.replay.run import ReplayConfig, _cached_curve, run_replay
+from monitor.replay.run import ReplayConfig, _tier_curves, run_replay
 from monitor.replay.slo import minute_slo
 from monitor.replay.summary import summarise
 from tests.replay.plans import one_tier_plan
@@ -22,7 +22,7 @@ from tests.replay.plans import one_tier_plan
 def _curve(plan_json: str) -> TierCurve:
     from fleetsim.scenarios import Effects
 
-    return _cached_curve(plan_json, "chat", Effects(), 0)
+    return _tier_curves([(plan_json, "chat", Effects(), 0)], 1)[0]
 
 
 def _fleet(plan: Plan, minutes: int, ready: int, cold_start_s: float = 300.0) -> TierFleet:
