@@ -4,8 +4,8 @@ Errors are taken in units of how far they spread at the forecast's level (`Error
 that grows with the square root of demand, and a proportional one, because a 5% busier day moves the noon
 peak by 5% and the 3 a.m. trough by almost nothing), fitted on the backtest's own errors:
 
-    u = (actual - forecast) / s(forecast),   s(f)^2 = poisson x f + proportional x (f + floor)^2,
-    floor = 10% of the mean of the history
+    u = (actual - forecast) / s(forecast),   s(f)^2 = poisson x max(f, resolution) + proportional x (f + floor)^2,
+    floor = 10% of the mean of the history, each bucket its own s
 
 For each horizon bucket (first hour, 1-6 h, 6-24 h, 1-3 days, beyond) the 2.5%, 10%, 90% and 97.5%
 quantiles of the errors give the bands:  bound = forecast + q x s(forecast), clipped at zero.
@@ -73,8 +73,8 @@ class Bands:
 
 @dataclass(frozen=True)
 class IntervalCalibration:
-    """Quantiles of errors in units of `error_scale`, per horizon bucket; `source` says where the errors came
-    from."""
+    """Quantiles of errors in units of each bucket's `ErrorScale` (`scale_of`), per horizon bucket; `source`
+    says where the errors came from."""
 
     floor: float
     bucket_starts: tuple[int, ...]
