@@ -47,3 +47,25 @@ def test_one_replicas_slo_rate_by_the_replays_curve_is_the_live_engines(tier: st
     curve = tier_curve(PLAN, PLAN.tier(tier))
     live = live_curve(PLAN, PLAN.tier(tier), curve.rates, seed=3, calls=8000)
     assert slo_rate(PLAN, PLAN.tier(tier), curve) == pytest.approx(slo_rate(PLAN, PLAN.tier(tier), live), rel=0.05)
+
+
+def test_curves_measured_side_by_side_are_the_ones_measured_one_after_the_other() -> None:
+    """With workers, the tiers' curves are measured in forked processes (the live knee takes seconds a tier):
+    the same seeds give the same curves as measured here, and both are remembered."""
+    from fleetsim.scenarios import Effects
+    from monitor.replay import run as run_module
+    from tests.replay.plans import one_tier_plan
+
+    plan_json = one_tier_plan().model_dump_json(by_alias=True)
+    keys = [(plan_json, "chat", Effects(), seed) for seed in (11, 12)]
+    for key in keys:
+        run_module._CURVES.pop(key, None)
+    side_by_side = run_module._tier_curves(keys, 2)
+    for key in keys:
+        run_module._CURVES.pop(key, None)
+    one_by_one = run_module._tier_curves(keys, 1)
+    for a, b in zip(side_by_side, one_by_one, strict=True):
+        assert (
+            np.array_equal(a.rates, b.rates) and np.array_equal(a.ttft, b.ttft) and np.array_equal(a.running, b.running)
+        )
+    assert all(key in run_module._CURVES for key in keys)
