@@ -20,9 +20,18 @@ _KV_TOKENS_AT_BASELINE = 143_700.0
 # A decode step of 150 sequences at the expected efficiencies (0.7 of bandwidth, 0.6 of compute): 32.82 ms.
 _TPOT_STEP_AT_BASELINE = 0.032821271581239174
 # What a replica generates at that batch: each slot is its prompt's one chunk step (800 uncached tokens beside 150
-# decodes, 48.31 ms, yielding the first token) plus 299 gaps at the 32.82 ms TPOT, 9.8619 s for 300 tokens, so
-# 150 x 300 / 9.8619 = 4,563.03 tokens/s (150 / TPOT = 4,570.21 would count the chunk step as a full decode step).
-_SLOT_SECONDS_AT_BASELINE = 0.04830836491087919 + 299 * _TPOT_STEP_AT_BASELINE
+# decodes, 48.31 ms, yielding the first token) plus 299 gaps at the 32.82 ms TPOT, and, as the slot's first gaps ride
+# the chunk step of a prompt queued behind its own (73.4% of the time the replica prefills; half the steps would have
+# carried a chunk anyway), 11.4 ms more: 9.8732 s for 300 tokens, so 150 x 300 / 9.8732 = 4,557.78 tokens/s
+# (150 / TPOT = 4,570.21 would count the chunk step as a full decode step).
+_CHUNK_STEP_AT_BASELINE = 0.04830836491087919
+_DECODE_STEP_AT_BASELINE = 0.01733417825159915  # the decode-only step; the TPOT is half of these, half chunk steps
+_PREFILLING_AT_BASELINE = 0.7339291264860465  # phi = 150 x 48.31 ms / the slot
+_SLOT_SECONDS_AT_BASELINE = (
+    _CHUNK_STEP_AT_BASELINE
+    + 299 * _TPOT_STEP_AT_BASELINE
+    + _PREFILLING_AT_BASELINE * 0.5 * (_CHUNK_STEP_AT_BASELINE - _DECODE_STEP_AT_BASELINE)
+)
 _OUTPUT_TOKENS_PER_SECOND_AT_BASELINE = BASELINE_BATCH * 300 / _SLOT_SECONDS_AT_BASELINE
 
 

@@ -73,7 +73,7 @@ class CapacityTable:
     def __init__(
         self,
         model: ReplicaModel,
-        batch: int,
+        batch: float,
         ttft_slo: float,
         feasible: bool,
         minute_z: float = 0.0,
@@ -177,7 +177,7 @@ def minute_quantile(availability: float) -> float:
     return max(0.0, NormalDist().inv_cdf(availability))
 
 
-def _ttft_bound(model: ReplicaModel, replicas: int, batch: int, upper: float, ttft_slo: float) -> float:
+def _ttft_bound(model: ReplicaModel, replicas: int, batch: float, upper: float, ttft_slo: float) -> float:
     """Largest demand in [0, upper] whose TTFT p95 estimate meets the SLO (bisection; TTFT rises with demand)."""
     if ttft_p95(model, replicas, batch, upper).seconds <= ttft_slo:
         return upper

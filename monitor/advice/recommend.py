@@ -304,12 +304,12 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
     sized = a.sizing
     if a.slo_now:
         bound = (f"capacity {sized.requests_per_second_per_replica:.3g} req/s per replica at the TPOT SLO batch "
-                 f"({sized.batch})")  # fmt: skip
+                 f"({sized.batch:g})")  # fmt: skip
         capacity = "capacity(n) = min(n x per-replica, the TTFT-bounded demand)"
     else:
         bound = (f"{OUTSIDE_HOURS} (the plan's SLO counts in business hours only): capacity "
                  f"{sized.requests_per_second_per_replica:.3g} req/s per replica at the largest batch the engine "
-                 f"admits ({sized.batch}: KV cache, chunk budget, max_num_seqs), no TTFT bound")  # fmt: skip
+                 f"admits ({sized.batch:g}: KV cache, chunk budget, max_num_seqs), no TTFT bound")  # fmt: skip
         capacity = "capacity(n) = n x per-replica"
     return (
         f"demand {d.value:.3g} req/s ({d.window or 'now'}; query: {d.query or 'n/a'})",

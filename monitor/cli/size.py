@@ -84,14 +84,14 @@ def _print_tables(sizing: PlanSizing, console: Console) -> None:
     print_surfaces(sizing, console)
 
 
-def _print_curve(curve: tuple[CurvePoint, ...], slo_batch: int, console: Console) -> None:
+def _print_curve(curve: tuple[CurvePoint, ...], slo_batch: float, console: Console) -> None:
     table = Table(title="capacity curve per replica (expected efficiency)", title_justify="left")
     for col in ("batch", "decode step", "TPOT", "TPOT p95", "output tok/s", "req/s", "KV occupancy", "bound"):
         table.add_column(col, justify="right")
     for p in curve:
         style = "bold" if p.batch == slo_batch else ""
         table.add_row(
-            str(p.batch),
+            f"{p.batch:g}",
             format_seconds(p.decode_step_seconds),
             format_seconds(p.tpot_seconds),
             format_seconds(p.tpot_p95_seconds),

@@ -52,7 +52,7 @@ class BatchSizing:
     item_prompt_tokens: float
     item_output_tokens: float
     cached_share: float
-    offline_batch: int
+    offline_batch: float
     offline_batch_constraint: str
     items_per_second_per_replica: float
     replica_hours_per_run: float
@@ -126,7 +126,7 @@ class _Sharing:
     used: float
     hours: float
     idle_replica_hours: float
-    batch: int
+    batch: float
     items_per_second: float
     need: float
     extra: int | None
@@ -172,7 +172,7 @@ def _quiet_formula(sh: _Sharing, job: BatchJob) -> tuple[str, ...]:
         f"{sh.rps_per_replica:.2f} req/s = {sh.used:.0%} used",
         f"idle below {HEADROOM:.0%} = ({HEADROOM:g} - {sh.used:.2f}) x {sh.floor} x {sh.hours:g} h = "
         f"{sh.idle_replica_hours:,.1f} replica-hours before the deadline",
-        f"needed at the online TPOT SLO (batch {sh.batch}) = {job.items:,} items / {sh.items_per_second:.3f} "
+        f"needed at the online TPOT SLO (batch {sh.batch:g}) = {job.items:,} items / {sh.items_per_second:.3f} "
         f"items/s = {sh.need:,.1f} replica-hours",
         f"extra = ceil(max(0, {sh.need:,.1f} - {sh.idle_replica_hours:,.1f}) / {sh.hours:g} h) = {sh.extra} "
         f"replicas x {sh.tier.tensor_parallel} GPUs x ${sh.gpu_hour_usd:.2f} x {sh.hours:g} h = "

@@ -129,7 +129,7 @@ def _batch_row(sized: SizedTier) -> HypothesisRow:
     p = s.expected
     return HypothesisRow(
         "Decode step and batch",
-        f"batch {p.max_batch} per replica: p95 TPOT {format_seconds(p.tpot_p95_seconds)} against "
+        f"batch {p.max_batch:g} per replica: p95 TPOT {format_seconds(p.tpot_p95_seconds)} against "
         f"{format_seconds(s.tpot_slo_seconds)} ({p.batch_constraint} binds); mean {format_seconds(p.tpot_seconds)}",
         "step = max(weights read, GEMM FLOPs) + attention + all-reduce + overhead; decode-only step "
         f"{format_seconds(p.decode_step_seconds)}, a step carrying a prompt chunk "
@@ -137,7 +137,9 @@ def _batch_row(sized: SizedTier) -> HypothesisRow:
         f" ({p.chunk_share:.0%} of steps; B x {s.workload.uncached_prompt_mean:,.0f} prompt tokens per "
         f"{s.workload.output_mean:,.0f} - 1 + chunks steps); p95 TPOT over requests: the chunk steps of the "
         "prompts prefilled while each decodes (compound Poisson over the prompt and output mixes); "
-        f"{p.requests_per_second_per_replica:.2f} req/s per replica = B / (prefill + (output - 1) x TPOT)",
+        f"{p.requests_per_second_per_replica:.2f} req/s per replica = B / (prefill + (output - 1) x TPOT), where "
+        "prompts queued back to back share full steps and a request's first gaps ride the chunk steps of the "
+        "prompts queued behind its own",
         "Measured saturation point per replica; TP scaling against the vendor chart",
     )
 

@@ -131,7 +131,7 @@ class TTFTEstimate:
         return waits + self.prefill_p95_seconds
 
 
-def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: int, arrival_rps: float) -> TTFTEstimate:
+def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: float, arrival_rps: float) -> TTFTEstimate:
     """TTFT p95 of a tier with `replicas` replicas run at a batch of `batch_limit` at `arrival_rps` model
     calls/s spread evenly by the router: queueing for a slot in the replica's own queue (the engine's
     admission limit at arrival_rps / replicas) + the step in flight + the prompts ahead + the prefill of the
@@ -140,7 +140,7 @@ def ttft_p95(replica: ReplicaModel, replicas: int, batch_limit: int, arrival_rps
     service = replica.slot_seconds(max(batch_limit, 1))
     per_replica = arrival_rps / replicas if replicas else math.inf
     operating = min(float(batch_limit), per_replica * service) if batch_limit else 1.0
-    slots = max(batch_limit, replica.admission_limit)  # never fewer than the batch asked about
+    slots = max(math.ceil(batch_limit), replica.admission_limit)  # never fewer than the batch asked about
     wait = wait_p95_seconds(slots, per_replica, service)  # each replica its own queue
     cached_p95 = wl.cached_prompt_p95
     batch = max(operating, 1.0)

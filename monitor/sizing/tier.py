@@ -40,7 +40,7 @@ class OperatingPoint:
 
     bandwidth_efficiency: float
     compute_efficiency: float
-    max_batch: int
+    max_batch: float  # the mean running batch the SLO allows (monitor.sizing.capacity.max_batch_at_slo)
     batch_constraint: str
     decode_step_seconds: float
     tpot_seconds: float  # mean: what throughput follows
@@ -222,7 +222,7 @@ def operating_point(
     )
 
 
-def ttft_floor_seconds(replica: ReplicaModel, batch: int) -> float:
+def ttft_floor_seconds(replica: ReplicaModel, batch: float) -> float:
     """The TTFT p95 no replica count goes below: with replicas enough, no request queues for a slot or
     behind other prompts and the batch runs at 1, which is the estimate at zero demand (the step in flight
     and the p95 prompt's prefill). The one feasibility test: the SLO is met by some count iff it is >= this."""
@@ -230,7 +230,7 @@ def ttft_floor_seconds(replica: ReplicaModel, batch: int) -> float:
 
 
 def replicas_for_ttft(
-    replica: ReplicaModel, batch: int, demand: float, ttft_slo: float, feasible: bool | None = None
+    replica: ReplicaModel, batch: float, demand: float, ttft_slo: float, feasible: bool | None = None
 ) -> tuple[int, TTFTEstimate, bool]:
     """The one replicas-for-demand search (sizing and advice both call it): the fewest replicas, at least
     the throughput count ceil(demand / requests per replica), whose TTFT p95 estimate at `demand` meets the

@@ -36,6 +36,7 @@ _BISECTIONS = 50
 
 def tpot_p95(
     decode_seconds: float,
+    chunk_seconds: float,
     prompt_chunks: Sequence[float],
     prefill_seconds: Sequence[float],
     prompts_per_second: float,
@@ -50,7 +51,7 @@ def tpot_p95(
     total = float(chunks.sum())
     if total <= 0 or prompts_per_second <= 0:
         return decode_seconds
-    chunk = float(np.sum(prefill_seconds)) / total  # a chunk step, weighted by how many each prompt brings
+    chunk = chunk_seconds
     if chunk <= decode_seconds:
         return decode_seconds
     m1, m2 = float(chunks.mean()), float((chunks * chunks).mean())

@@ -26,8 +26,7 @@ def _generated(replica: ReplicaModel, batch: float) -> float:
     """What a replica matching the model generates, written from the slot's parts: each of B slots runs its prompt's
     chunk steps (the first token) and then output - 1 gaps at the TPOT, for `output` tokens."""
     wl = replica.workload
-    slot = replica.prefill_seconds(wl.uncached_prompt_mean, wl.cached_prompt_mean, batch)
-    slot += (wl.output_mean - 1) * replica.tpot_step(batch).seconds
+    slot = replica.slot_prefill_seconds(batch) + (wl.output_mean - 1) * replica.tpot_step(batch).seconds
     return batch * wl.output_mean / slot
 
 

@@ -61,13 +61,15 @@ def test_the_nightly_job_is_priced_on_batch_apart_from_the_online_path(lexa: tup
         "online tier review in its quiet hours", "dedicated or spot pool of H100-SXM-80GB", "batch API"}  # fmt: skip
 
 
-def test_the_gpu_count_is_a_range_of_24_to_40_with_its_benchmark_as_requests_wait_only_for_the_engines_slots(
+def test_the_gpu_count_is_a_range_of_24_to_36_with_its_benchmark_as_requests_wait_only_for_the_engines_slots(
     lexa: tuple[Plan, PlanSizing],
 ) -> None:
     [r] = gpu_ranges(lexa[1])
-    # 24-40 GPUs, expected 28: 7 TP4 replicas. Each engine queues its own requests, for the 74 sequences its KV
-    # holds; a queue of the SLO batch's 18 slots (which vLLM never withholds) made it 8 (28-48 GPUs)
-    assert (r.low, r.expected, r.high) == (24, 28, 40)
+    # 24-36 GPUs, expected 28: 7 TP4 replicas. Each engine queues its own requests, for the 74 sequences its KV
+    # holds; a queue of the SLO batch's 18 slots (which vLLM never withholds) made it 8 (28-48 GPUs). The high end
+    # was 40 while the SLO batch was whole sequences: at the pessimistic efficiencies the p95 meets the SLO up to a
+    # mean batch of 6.9, not 6, so 9 replicas, not 10 (the slot's shared steps and bunched gaps take back 4% of it)
+    assert (r.low, r.expected, r.high) == (24, 28, 36)
     assert "at 1x, 2x and 3x the expected peak" in r.benchmark and "TP4" in r.benchmark
 
 

@@ -15,8 +15,9 @@ from monitor.sizing.tpot_tail import tpot_p95
 from tests.builders import EXAMPLES
 
 DECODE = 0.020
+CHUNK = 0.5  # a chunk step
 CHUNKS = (1.0, 1.0, 2.0, 3.0)  # chunk steps of four equal-mass prompts
-PREFILL = tuple(0.5 * c for c in CHUNKS)  # half a second a chunk step
+PREFILL = tuple(CHUNK * c for c in CHUNKS)
 OUTPUTS = (20.0, 100.0, 300.0, 900.0)  # gaps of four equal-mass outputs
 
 
@@ -28,25 +29,27 @@ OUTPUTS = (20.0, 100.0, 300.0, 900.0)  # gaps of four equal-mass outputs
     ],
 )
 def test_without_prompts_the_p95_is_the_decode_step(rate: float, expected: float) -> None:
-    assert tpot_p95(DECODE, CHUNKS, PREFILL, rate, OUTPUTS) == expected
+    assert tpot_p95(DECODE, CHUNK, CHUNKS, PREFILL, rate, OUTPUTS) == expected
 
 
 def test_short_outputs_set_the_p95_as_one_prompts_chunk_steps_spread_over_few_gaps() -> None:
-    short = tpot_p95(DECODE, CHUNKS, PREFILL, 0.2, (20.0,) * 4)
-    long = tpot_p95(DECODE, CHUNKS, PREFILL, 0.2, (900.0,) * 4)
+    short = tpot_p95(DECODE, CHUNK, CHUNKS, PREFILL, 0.2, (20.0,) * 4)
+    long = tpot_p95(DECODE, CHUNK, CHUNKS, PREFILL, 0.2, (900.0,) * 4)
     assert short > long > DECODE
 
 
 def test_the_p95_rises_with_the_prompts_arriving_and_stays_within_the_chunk_step() -> None:
     rates = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
-    p95s = [tpot_p95(DECODE, CHUNKS, PREFILL, r, OUTPUTS) for r in rates]
+    p95s = [tpot_p95(DECODE, CHUNK, CHUNKS, PREFILL, r, OUTPUTS) for r in rates]
     assert p95s == sorted(p95s)
     assert all(DECODE < p <= 0.5 for p in p95s)
 
 
 def test_longer_chunk_steps_raise_the_p95() -> None:
     slower = tuple(2 * p for p in PREFILL)
-    assert tpot_p95(DECODE, CHUNKS, slower, 0.2, OUTPUTS) > tpot_p95(DECODE, CHUNKS, PREFILL, 0.2, OUTPUTS)
+    assert tpot_p95(DECODE, 2 * CHUNK, CHUNKS, slower, 0.2, OUTPUTS) > tpot_p95(
+        DECODE, CHUNK, CHUNKS, PREFILL, 0.2, OUTPUTS
+    )
 
 
 @pytest.mark.parametrize(
