@@ -17,7 +17,7 @@ import numpy as np
 
 from monitor.advice.model import AdviceSettings
 from monitor.memo import IdentityMemo
-from monitor.observe.model import TierObservation
+from monitor.observe.model import STEADY_BATCH_RATIO, TierObservation
 from monitor.plan.model import Plan, Tier
 from monitor.sizing.capacity import ReplicaModel, max_batch_at_slo
 from monitor.sizing.latency import ttft_p95
@@ -36,9 +36,16 @@ class Calibration:
 def calibrate(
     plan: Plan, tier: Tier, obs: TierObservation, settings: AdviceSettings, remembered: float | None = None
 ) -> Calibration:
-    """The factor from the window's tokens/s at its batch; where the window mixed batches (`unsteady_batch`),
-    the factor the last steady window gave (`remembered`), since the engine's efficiency does not change with
-    the load: a ramp is such a window, and the sizing model alone reads a replica above what it serves."""
+    """The factor from the window's tokens/s at its batch; where the window mixed batches (`unsteady_batch`)
+    or ran above the SLO batch, the factor the last steady window gave (`remembered`), since the engine's
+    efficiency does not change with the load: a ramp is such a window, and the sizing model alone reads a
+    replica above what it serves.
+
+    Why not above the SLO batch (past STEADY_BATCH_RATIO x it): a batch there is a queue's (demand above what
+    the SLO allows, or a tier sized for throughput at night), and a queue's window mixes loads even where its
+    ends agree: on the slow-cold-start replay an evening's hour that ended on one replica at 0.65-0.77 req/s,
+    past its knee, read 91 tokens/s against 158 modelled at a batch of 4.4 (the SLO's is 2.4), a factor of
+    0.58 that the next morning's ramp was sized on (18 replicas ready where 10 served)."""
     base = capacity_table(plan, tier, 1.0)  # the sizing model at the plan's efficiencies and its SLO batch
     model, slo_batch = base.model, base.batch
     batch, tps = obs.batch_per_replica.value, obs.output_tokens_per_second_per_replica.value
@@ -46,7 +53,7 @@ def calibrate(
         return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)", remembered)
     if slo_batch == 0 or batch < settings.min_calibration_batch_fraction * slo_batch:
         return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)", remembered)
-    unsteady = obs.unsteady_batch()
+    unsteady = obs.unsteady_batch() or _above_slo_batch(batch, slo_batch)
     if unsteady is not None:
         if remembered is None:
             return Calibration(1.0, f"sizing model ({unsteady})")
@@ -60,6 +67,12 @@ def calibrate(
         f"calibrated on production: {tps:,.0f} tokens/s observed vs {predicted:,.0f} modelled at batch {batch:.1f}",
         factor,
     )
+
+
+def _above_slo_batch(batch: float, slo_batch: float) -> str | None:
+    if batch <= STEADY_BATCH_RATIO * slo_batch:
+        return None
+    return f"the window's mean batch {batch:.1f} per replica is a queue's, above the SLO batch {slo_batch:g}"
 
 
 class CapacityTable:

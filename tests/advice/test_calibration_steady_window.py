@@ -54,6 +54,8 @@ CASES = [
                  id="batches within 1.5x of each other calibrate, and read the engine as planned"),
     pytest.param([(17, 55.0), (43, 5.0)], 15, None, None, "calibrated on production",
                  id="without the running gauge the window is taken as it reads"),
+    pytest.param([(60, 30.0)], 6, 180.0, 1.0, "a queue's, above the SLO batch",
+                 id="a steady window at 1.7x the SLO batch is a queue's: the sizing model, not its factor"),
 ]  # fmt: skip
 
 
@@ -143,3 +145,25 @@ def test_a_mixed_window_takes_the_factor_the_last_steady_window_gave_and_advice_
     quiet = _window(plan, tier, [(60, 1.0)], 6, 6.0)  # too small a batch to calibrate on: remembered, not used
     night = advise_tier(plan, tier, quiet, None, later.state, 120.0)
     assert (night.calibration, night.state.calibration) == (1.0, 0.8)
+
+
+@pytest.mark.parametrize(
+    ("batch", "source"),
+    [
+        pytest.param(2.4, "calibrated on production:", id="at long-context's SLO batch the window calibrates"),
+        pytest.param(3.5, "calibrated on production:", id="within 1.5x the SLO batch it calibrates"),
+        pytest.param(4.4, "calibrated on production earlier", id="at 4.4 it is a queue's: the earlier factor holds"),
+    ],
+)
+def test_a_window_above_the_slo_batch_keeps_the_factor_the_last_steady_window_gave(batch: float, source: str) -> None:
+    """An evening's hour that ended on one long-context replica past its knee read 91 tokens/s against 158 modelled
+    at a batch of 4.4, a factor of 0.58, and the next morning's ramp was sized on it (the slow-cold-start replay)."""
+    plan = load_plan(EXAMPLES / "capstone-revised.yaml")
+    tier = plan.tier("long-context")
+    obs = _window(plan, tier, [(60, batch)], 1, batch)
+    slow = replace(
+        obs, output_tokens_per_second_per_replica=Measurement.of(0.58 * obs.output_tokens_per_second_per_replica.value)
+    )  # type: ignore[operator]
+    got = calibrate(plan, tier, slow, AdviceSettings(), remembered=0.98)
+    assert source in got.source
+    assert (got.factor, got.steady) == ((0.58, 0.58) if source.endswith(":") else (0.98, 0.98))
