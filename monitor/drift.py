@@ -352,7 +352,7 @@ def _capacity_checks(plan: Plan, sizing: TierSizing, obs: TierObservation) -> li
     b = batch.value
     note = f"at the observed batch of {b:.1f}"
     # KV occupancy is linear in the batch, so a window's mixed batches average out; tokens/s is concave in it
-    tps, unsteady = obs.output_tokens_per_second_per_replica, obs.unsteady_batch()
+    tps, unsteady = obs.output_tokens_per_second_per_replica, obs.unsteady_batch(replica.workload.output_mean)
     if unsteady is not None:
         tps = Measurement.unknown(unsteady, tps.query, tps.window)
     return [

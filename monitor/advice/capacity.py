@@ -53,7 +53,7 @@ def calibrate(
         return Calibration(1.0, "sizing model (no observed batch and throughput to calibrate on)", remembered)
     if slo_batch == 0 or batch < settings.min_calibration_batch_fraction * slo_batch:
         return Calibration(1.0, f"sizing model (observed batch {batch:.1f} too small to calibrate on)", remembered)
-    unsteady = obs.unsteady_batch() or _above_slo_batch(batch, slo_batch)
+    unsteady = obs.unsteady_batch(model.workload.output_mean) or _above_slo_batch(batch, slo_batch)
     if unsteady is not None:
         if remembered is None:
             return Calibration(1.0, f"sizing model ({unsteady})")

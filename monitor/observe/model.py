@@ -56,6 +56,9 @@ _UNSEEN = Measurement.unknown("not collected")
 # How far the batch now may sit from the window's mean batch for the window's mean to stand for it
 # (`TierObservation.unsteady_batch`), either side.
 STEADY_BATCH_RATIO = 1.5
+# How far the replicas a window's tokens were spread over may sit from those ready now: wider than the batch's,
+# since its requests per replica come from the plan's mean output, which production's own may drift from.
+_SPREAD_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class TierObservation:
     # these, not through the bounds its own max_model_len would give (custom buckets, another max_model_len).
     token_buckets: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
-    def unsteady_batch(self) -> str | None:
+    def unsteady_batch(self, tokens_per_request: float | None = None) -> str | None:
         """Why the window's mean batch per replica does not stand for the batch now (None when it does, or when
         neither test can be made: the running gauge, the ready replicas and the rate now unknown).
 
@@ -124,12 +127,16 @@ class TierObservation:
         example plans' tiers; a replay of real traffic mixed a queue drained at a batch of ~55 with 40 quiet
         minutes at ~5 and read 0.65 of the model.
 
-        Two tests, either says the window mixed loads: the batch now against the window's mean, and the rate
-        served over the last 5 minutes against the window's. The second is needed because a mixed window's
-        mean can match the batch now by chance: a replay of ServeGen read 40 idle minutes then 20 at a batch of
-        ~36, the batch now matched the hour's mean, and the factor of 0.54 it let through asked for 24 replicas
-        where 4 served."""
-        return self._batch_moved() or self._rate_moved()
+        Three tests, any says the window mixed loads: the batch now against the window's mean, the rate
+        served over the last 5 minutes against the window's, and (given the mean output, `tokens_per_request`)
+        the replicas the window's tokens were spread over against those ready now. The second is needed
+        because a mixed window's mean can match the batch now by chance: a replay of ServeGen read 40 idle
+        minutes then 20 at a batch of ~36, the batch now matched the hour's mean, and the factor of 0.54 it let
+        through asked for 24 replicas where 4 served. The third (within 2x) because an evening's scale-down
+        keeps both ends of a window within 1.5x while the replica count falls: the slow-cold-start replay read an hour
+        whose tokens were spread over about 6 long-context replicas, with 2 ready at its end, at a factor of
+        0.87, and sized the next morning's ramp on it."""
+        return self._batch_moved() or self._rate_moved() or self._replicas_moved(tokens_per_request)
 
     def _batch_moved(self) -> str | None:
         batch, running, ready = self.batch_per_replica.value, self.running.value, self.replicas_ready.value
@@ -149,6 +156,20 @@ class TierObservation:
             return None
         return (f"the window served {window:.3g} req/s and the last {self.request_rate_now.window} {now:.3g}: a window "
                 "that mixes loads reads the engine slow at its mean batch")  # fmt: skip
+
+    def _replicas_moved(self, tokens_per_request: float | None) -> str | None:
+        rate, tps, ready = (
+            self.request_rate.value,
+            self.output_tokens_per_second_per_replica.value,
+            self.replicas_ready.value,
+        )
+        if not rate or tps is None or not ready or not tokens_per_request:
+            return None
+        per_replica, spread = rate / ready, tps / tokens_per_request  # req/s per replica: ready now, by tokens
+        if spread / _SPREAD_RATIO <= per_replica <= spread * _SPREAD_RATIO:
+            return None
+        return (f"the window's tokens say {spread:.3g} req/s per replica, its {rate:.3g} req/s over the {ready:g} "
+                f"replicas ready now {per_replica:.3g}: the replica count moved within the window")  # fmt: skip
 
     @property
     def peak_to_average(self) -> Measurement:

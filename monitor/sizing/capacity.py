@@ -241,9 +241,10 @@ class ReplicaModel:
         """Seconds per unit of phi a prompt's prefill gains from the prompts queued next to it: vLLM fills a
         step's token budget from the waiting queue, so the steps of prompts back to back are full ones.
 
-        - Before it: a prompt that arrives while a longer prompt has chunks to go starts in the leftover of
-          that prompt's last step (`share of the prefill time in non-last chunks`), a full step holding part
-          of its own tokens: half a step more on average, and that step a full one: full - chunk / 2.
+        - Before it: a prompt that arrives while a longer prompt has chunks to go (the share of the prefill
+          time in chunks other than the last) starts in the leftover of that prompt's last step, a full step
+          holding part of its own tokens: half a step more on average, and that step a full one:
+          full - chunk / 2.
         - After it: a prompt that arrived during its earlier chunks (lambda x its (chunks - 1) chunk steps,
           lambda = phi / prefill) fills its last step: full, not its remainder.
         A prompt of one chunk has neither: one arriving during its step waits for the step's end."""

@@ -17,8 +17,9 @@ Why not a binomial over the mean output (each step carrying a chunk with probabi
 which this replaced): chunk steps come a prompt at a time, several per long prompt, so they bunch, and the
 short outputs, which see one prompt or none, set the p95. Against fleetsim's live engine at the capstone
 plan's SLO knee (per replica: standard 1.165 req/s, long-context 0.34) the binomial said 33 and 18 ms where
-the engine measures 44 and 52; this says 40 and 43 (tests/sizing/test_tpot_tail.py holds it within 20%;
-`benchmarks/bench_aggregate_live.py` prints the engine's curves). What it still leaves out is queueing:
+the engine measures 44 and 52; this says 40 and 49 (tests/sizing/test_tpot_tail.py holds it within 20%;
+`benchmarks/bench_aggregate_live.py` prints the engine's curves; long-context's was 43 before the slot took
+its shared steps and bunched gaps, since the same rate is then a higher batch). What it still leaves out is queueing:
 prompts that wait bunch their chunk steps tighter still.
 """
 
@@ -42,7 +43,8 @@ def tpot_p95(
     prompts_per_second: float,
     gaps: Sequence[float],
 ) -> float:
-    """p95 over requests of their mean inter-token gap. `prompt_chunks` and `prefill_seconds` are per
+    """p95 over requests of their mean inter-token gap. `chunk_seconds` is a chunk step (the mix's, as the mean
+    TPOT takes it: monitor.sizing.capacity.ReplicaModel.chunk_step), `prompt_chunks` and `prefill_seconds` per
     prompt of equal-mass points of the tier's prompt mix (its chunk steps and their seconds), `gaps` per
     request of equal-mass points of its output mix (output - 1, at least 1)."""
     from scipy.special import gammaincc  # scipy takes ~0.4 s to import; every command's --help loads sizing

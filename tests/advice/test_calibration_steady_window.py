@@ -24,23 +24,27 @@ def _window(
     minutes: list[tuple[int, float]],
     ready: int,
     running_now: float | None,
-    rates: tuple[float, float | None] = (2.0, None),
+    rate_now: float | None = None,
 ) -> TierObservation:
     """What the observer reads over a window of (minutes, batch per replica) pieces, each generating what the
-    model says a replica at that batch generates (an engine exactly as efficient as planned); `rates` are the
-    request rates served over the window and over the last 5 minutes (None: not read)."""
+    model says a replica at that batch generates (an engine exactly as efficient as planned), on `ready` replicas
+    all along: the request rate the window served is theirs, and `rate_now` the last 5 minutes' as a multiple of
+    it (None: not read)."""
     model = capacity_table(plan, tier, 1.0).model
     total = sum(n for n, _ in minutes)
     batch = sum(n * b for n, b in minutes) / total
     tps = sum(n * model.output_tokens_per_second(b) for n, b in minutes) / total
+    rate = ready * tps / model.workload.output_mean
     return replace(
         baseline_observation(plan),
         tier=tier.name,
         batch_per_replica=Measurement.of(batch),
         output_tokens_per_second_per_replica=Measurement.of(tps),
         replicas_ready=Measurement.of(float(ready)),
-        request_rate=Measurement.of(rates[0], window="1h"),
-        request_rate_now=Measurement.unknown("not read") if rates[1] is None else Measurement.of(rates[1], window="5m"),
+        request_rate=Measurement.of(rate, window="1h"),
+        request_rate_now=Measurement.unknown("not read")
+        if rate_now is None
+        else Measurement.of(rate * rate_now, window="5m"),
         running=Measurement.unknown("not read") if running_now is None else Measurement.of(running_now),
     )
 
@@ -74,23 +78,23 @@ def test_a_window_calibrates_only_where_its_mean_batch_is_the_batch_now(
 
 
 RATE_CASES = [
-    pytest.param((1.4, 3.3), "sizing model", "the last 5m",
+    pytest.param(2.36, "sizing model", "the last 5m",
                  id="quiet minutes then a load whose batch now matches the hour's mean by chance: the rate now tells"),
-    pytest.param((2.0, 2.2), "calibrated on production", "",
+    pytest.param(1.1, "calibrated on production", "",
                  id="a rate now within 1.5x of the window's is taken as steady (this mixed one then shows its bias)"),
-    pytest.param((2.0, None), "calibrated on production", "",
+    pytest.param(None, "calibrated on production", "",
                  id="without the rate now only the batch is compared"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("rates", "source", "why"), RATE_CASES)
+@pytest.mark.parametrize(("rate_now", "source", "why"), RATE_CASES)
 def test_a_window_whose_rate_now_is_not_its_mean_rate_does_not_calibrate(
-    rates: tuple[float, float | None], source: str, why: str
+    rate_now: float | None, source: str, why: str
 ) -> None:
     plan = load_plan(EXAMPLES / "capstone-revised.yaml")
     tier = plan.tier("standard")
     minutes = [(40, 0.5), (20, 36.0)]  # mean batch 12.3: the batch now below is that mean
-    obs = _window(plan, tier, minutes, 6, 6 * 12.3, rates)
+    obs = _window(plan, tier, minutes, 6, 6 * 12.3, rate_now)
     got = calibrate(plan, tier, obs, AdviceSettings())
     assert source in got.source and why in got.source
     assert got.factor == 1.0 if why else got.factor < 0.75  # the mixed window's bias, where it is let through
@@ -167,3 +171,25 @@ def test_a_window_above_the_slo_batch_keeps_the_factor_the_last_steady_window_ga
     got = calibrate(plan, tier, slow, AdviceSettings(), remembered=0.98)
     assert source in got.source
     assert (got.factor, got.steady) == ((0.58, 0.58) if source.endswith(":") else (0.98, 0.98))
+
+
+@pytest.mark.parametrize(
+    ("ready_now", "moved"),
+    [
+        pytest.param(6, False, id="the window's tokens spread over the replicas ready now: steady"),
+        pytest.param(4, False, id="a replica count within 2x of the window's: steady"),
+        pytest.param(2, True, id="an evening scaled from 6 replicas to 2 within the window: the count moved"),
+    ],
+)
+def test_a_window_whose_replica_count_moved_does_not_calibrate(ready_now: int, moved: bool) -> None:
+    """The slow-cold-start replay read an evening hour spread over about 6 long-context replicas, 2 ready at its end,
+    at a factor of 0.87 with both its ends within 1.5x of its means, and sized the next morning's ramp on it."""
+    plan = load_plan(EXAMPLES / "capstone-revised.yaml")
+    tier = plan.tier("long-context")
+    over_six = _window(plan, tier, [(60, 1.0)], 6, None)
+    obs = replace(over_six, replicas_ready=Measurement.of(float(ready_now)), running=Measurement.of(ready_now * 1.0))
+    got = calibrate(plan, tier, obs, AdviceSettings(), remembered=0.98)
+    assert ("the replica count moved" in got.source) is moved
+    assert got.factor == (0.98 if moved else 1.0)
+    (row,) = [r for r in tier_drift(plan, size_tier(plan, tier), obs) if r.assumption == "throughput_per_replica"]
+    assert (row.observed.value is None) is moved
