@@ -65,7 +65,7 @@ class PrefillMix:
 
     chunks: tuple[float, ...]
     seconds: tuple[float, ...]
-    last_seconds: tuple[float, ...]  # each prompt's last step, its remainder after full steps of the room
+    last_seconds: tuple[float, ...]  # each prompt's last step, its remainder after full steps (0: one chunk)
 
     @property
     def mean_seconds(self) -> float:
@@ -197,7 +197,8 @@ class ReplicaModel:
         prompts = [(p * share, p * (1.0 - share)) for p in self._prompt_points]
         chunks = tuple(float(self.prompt_chunks(u, batch)) for u, _ in prompts)
         seconds = tuple(self.prefill_seconds(u, k, batch) for u, k in prompts)
-        last = tuple(self._last_step(u, k, batch) for u, k in prompts)
+        # a prompt of one chunk shares no step (`_sharing`): its last step is not asked for
+        last = tuple(self._last_step(u, k, batch) if n > 1 else 0.0 for (u, k), n in zip(prompts, chunks, strict=True))
         mix = PrefillMix(chunks, seconds, last)
         if len(self._mixes) > 1024:
             self._mixes.clear()
