@@ -133,9 +133,9 @@ class TierObservation:
         because a mixed window's mean can match the batch now by chance: a replay of ServeGen read 40 idle
         minutes then 20 at a batch of ~36, the batch now matched the hour's mean, and the factor of 0.54 it let
         through asked for 24 replicas where 4 served. The third (within 2x) because an evening's scale-down
-        keeps both ends of a window within 1.5x while the replica count falls: the slow-cold-start replay read an hour
-        whose tokens were spread over about 6 long-context replicas, with 2 ready at its end, at a factor of
-        0.87, and sized the next morning's ramp on it."""
+        keeps both ends of a window within 1.5x while the replica count falls: the slow-cold-start replay read
+        an hour whose tokens were spread over about 6 long-context replicas, with 2 ready at its end, at a
+        factor of 0.87, and sized the next morning's ramp on it."""
         return self._batch_moved() or self._rate_moved() or self._replicas_moved(tokens_per_request)
 
     def _batch_moved(self) -> str | None:
