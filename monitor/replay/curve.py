@@ -148,27 +148,14 @@ def _rising(rows: list[np.ndarray] | list[float]) -> np.ndarray:
     each column is fitted by the closest non-decreasing sequence (least squares: isotonic regression, the
     pool-adjacent-violators algorithm). Why not the running maximum over the rates below: on a grid dense
     near the knee, every high draw would raise all the rates above it, the noise ratcheting the curve up."""
+    from scipy.optimize import isotonic_regression  # scipy's import is slow; only a replay measures curves
+
     values = np.array(rows, dtype=float)
     flat = values.reshape(values.shape[0], -1)
-    fitted = np.column_stack([_isotonic(flat[:, j]) for j in range(flat.shape[1])])
+    fitted = np.column_stack([isotonic_regression(flat[:, j]).x for j in range(flat.shape[1])])
     # a row's quantile points stay in order: isotonic regression is monotone in its data, and each column
     # lies below the next
     return fitted.reshape(values.shape)
-
-
-def _isotonic(y: np.ndarray) -> np.ndarray:
-    """Pool adjacent violators: blocks of (mean, weight), merged while a block is below the one before."""
-    means: list[float] = []
-    weights: list[int] = []
-    for value in y:
-        means.append(float(value))
-        weights.append(1)
-        while len(means) > 1 and means[-2] > means[-1]:
-            w = weights[-2] + weights[-1]
-            means[-2] = (means[-2] * weights[-2] + means[-1] * weights[-1]) / w
-            weights[-2] = w
-            del means[-1], weights[-1]
-    return np.repeat(np.array(means), weights)
 
 
 def _share(plan: Plan, index: int, seed: int) -> float:

@@ -151,13 +151,10 @@ class ReplicaModel:
         """Context a prefill token attends to, token-weighted over the mix: its cached prefix plus half its
         uncached prompt. Why token-weighted: a chunk step's attention is its tokens x their context, so the
         mix's mean step is the step at its mean tokens and this context (long prompts weigh more)."""
-        wl = self.workload
-        share = wl.uncached_prompt_mean / wl.prompt_mean if wl.prompt_mean > 0 else 0.0
-        points = self._prompt_points
-        tokens = math.fsum(p * share for p in points)
+        tokens = math.fsum(u for u, _ in self._prompts)
         if tokens <= 0:
-            return wl.cached_prompt_mean + wl.uncached_prompt_mean / 2
-        return math.fsum(p * share * (p * (1.0 - share) + p * share / 2) for p in points) / tokens
+            return self.workload.cached_prompt_mean + self.workload.uncached_prompt_mean / 2
+        return math.fsum(u * (k + u / 2) for u, k in self._prompts) / tokens
 
     def decode_step(self, batch: float) -> StepTime:
         """A decode-only step: B sequences at the mean context (prompt + output / 2)."""
@@ -192,9 +189,7 @@ class ReplicaModel:
         known = self._mixes.get(batch)
         if known is not None:
             return known
-        wl = self.workload
-        share = wl.uncached_prompt_mean / wl.prompt_mean if wl.prompt_mean > 0 else 0.0
-        prompts = [(p * share, p * (1.0 - share)) for p in self._prompt_points]
+        prompts = self._prompts
         chunks = tuple(float(self.prompt_chunks(u, batch)) for u, _ in prompts)
         seconds = tuple(self.prefill_seconds(u, k, batch) for u, k in prompts)
         # a prompt of one chunk shares no step (`_sharing`): its last step is not asked for
@@ -210,6 +205,13 @@ class ReplicaModel:
         """Equal-mass points of the tier's prompt lengths (its p50 and p95 as a log-normal), scaled to its
         mean: the midpoints of 32 bins leave out the tail's mass, and throughput follows the mean."""
         return _points(self.workload.prompt_p50, self.workload.prompt_p95, self.workload.prompt_mean)
+
+    @cached_property
+    def _prompts(self) -> tuple[tuple[float, float], ...]:
+        """(uncached, cached) tokens of each point of the prompt mix, cached in the workload's mean proportion."""
+        wl = self.workload
+        share = wl.uncached_prompt_mean / wl.prompt_mean if wl.prompt_mean > 0 else 0.0
+        return tuple((p * share, p * (1.0 - share)) for p in self._prompt_points)
 
     @cached_property
     def _output_points(self) -> tuple[float, ...]:
