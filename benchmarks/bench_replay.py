@@ -161,7 +161,7 @@ def causal_reach(replay: Replay, allowed: float = 0.005) -> None:
     simple rules that size each minute on what was seen a cold start before it (the mean or the highest
     per-minute rate of the last 5, 10 or 30 minutes, times a factor f), sized as `noise_price` sizes, with f
     the least that leaves at most `allowed` of the judged minutes below the oracle's need; and the same rule
-    holding each count for 30 minutes, as the advice's scale-down cooldown does. Against it, planwatch's own
+    holding each count for 30 minutes, as a scale-down cooldown of that length would. Against it, planwatch's own
     judged-minute GPU-hours and the share of its judged minutes below the oracle's need by the same test."""
     plan, judged = replay.plan, replay.judged
     pw = next((r for r in replay.runs if r.name == "planwatch"), None)

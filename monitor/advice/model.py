@@ -32,7 +32,9 @@ class DemandOutlook:
 @dataclass(frozen=True)
 class AdviceSettings:
     safety_margin_seconds: float = 300.0
-    scale_down_cooldown_seconds: float = 1800.0
+    # None: a replacement's lead in business hours (its cold start plus the margin), a cold start outside them
+    # (`monitor.advice.recommend._cooldown` says why); set, it holds in business hours, capped outside them.
+    scale_down_cooldown_seconds: float | None = None
     # Calibrate per-replica capacity on production only when replicas ran at least this share of the SLO batch.
     min_calibration_batch_fraction: float = 0.25
     calibration_bounds: tuple[float, float] = (0.3, 1.5)

@@ -31,10 +31,18 @@ class Tables:
     def pick(self, judged: bool) -> CapacityTable:
         return self.slo if judged else self.throughput
 
-    def minute_rates(self, demands: np.ndarray, judged: np.ndarray) -> np.ndarray:
-        """Each point's minute rate by the quantile of its moment's table (`CapacityTable.minute_rates`)."""
-        slo = self.slo.minute_rates(demands)
-        return slo if judged.all() else np.where(judged, slo, self.throughput.minute_rates(demands))
+    def minute_rates(self, points: Points) -> np.ndarray:
+        """Each point's minute rate by the quantile of its moment's table (`CapacityTable.minute_rates`): the
+        SLO's from the mean and the upper bound, throughput's from the mean. Remembered per (tables, points):
+        the schedule, the ramp's hold and the floor read them every minute between refits."""
+        return _RATES.get((self.slo, self.throughput, points), (), lambda: self._minute_rates(points))
+
+    def _minute_rates(self, points: Points) -> np.ndarray:
+        judged = points.judged
+        slo = self.slo.minute_rates(points.mean, points.upper)
+        rates = slo if judged.all() else np.where(judged, slo, self.throughput.minute_rates(points.mean))
+        rates.flags.writeable = False
+        return rates
 
     def capacities(self, replicas: int, judged: np.ndarray) -> np.ndarray | float:
         """What `replicas` serve at each point, by the bound of its moment."""
@@ -46,17 +54,20 @@ class Tables:
 
 @dataclass(frozen=True)
 class Points:
-    """The outlook's points as arrays: when, the upper bound, whether in business hours, whether the SLO sizes
-    the point (`judged_points`), and the demand it is planned on. The planned demand is the upper bound where
-    the SLO counts (it guards the SLO against the forecast's error), the mean where only throughput does (the
-    queue stays bounded when capacity exceeds the mean rate; demand above the forecast shows as a growing
-    queue, which scales up reactively). Arrays because advice reads hundreds of points every minute."""
+    """The outlook's points as arrays: when, the mean and the upper bound, whether in business hours, whether
+    the SLO sizes the point (`judged_points`), and the demand it is planned on. The planned demand is the
+    upper bound where the SLO counts (it guards the SLO against the forecast's error: the minute rate there
+    combines the bound's margin with the minute's, `CapacityTable.minute_rate`), the mean where only
+    throughput does (the queue stays bounded when capacity exceeds the mean rate; demand above the forecast
+    shows as a growing queue, which scales up reactively). Arrays because advice reads hundreds of points
+    every minute."""
 
     times: np.ndarray
     upper: np.ndarray
     business: np.ndarray
     judged: np.ndarray
     planned: np.ndarray
+    mean: np.ndarray
     step: float  # between points
 
     @classmethod
@@ -71,16 +82,18 @@ class Points:
     def _build(cls, plan: Plan, outlook: DemandOutlook, business: tuple[bool, ...] | None) -> Points:
         flags = business if business is not None else business_flags(plan, outlook.timestamps)
         times, upper = np.asarray(outlook.timestamps, dtype=float), np.asarray(outlook.upper, dtype=float)
+        mean = np.asarray(outlook.mean, dtype=float)
         judged = np.asarray(judged_points(plan, flags), dtype=bool)
-        planned = upper if judged.all() else np.where(judged, upper, np.asarray(outlook.mean, dtype=float))
+        planned = upper if judged.all() else np.where(judged, upper, mean)
         step = float(times[1] - times[0]) if times.size > 1 else 0.0
-        arrays = (times, upper, np.asarray(flags, dtype=bool), judged, planned)
+        arrays = (times, upper, np.asarray(flags, dtype=bool), judged, planned, mean)
         for array in arrays:
             array.flags.writeable = False
         return cls(*arrays, step)
 
 
 _POINTS: IdentityMemo[Points] = IdentityMemo(64)
+_RATES: IdentityMemo[np.ndarray] = IdentityMemo(256)
 
 
 def highest(values: np.ndarray, mask: np.ndarray) -> float:
@@ -102,11 +115,11 @@ _PEAK_NEEDS: IdentityMemo[int] = IdentityMemo(256)
 
 
 def _need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
-    """Replicas the highest planned point `among` the given ones needs, each point by the bound of its moment:
-    the need never falls as demand grows, so the highest point of each kind decides (0 where none)."""
-    judged, planned = points.judged, points.planned
-    return max(tables.slo.replicas_for_minutes(highest(planned, among & judged)),
-               tables.throughput.replicas_for_minutes(highest(planned, among & ~judged)))  # fmt: skip
+    """Replicas the highest minute rate `among` the given points needs, each point by the bound of its moment:
+    the need never falls as the rate grows, so the highest point of each kind decides (0 where none)."""
+    judged, rates = points.judged, tables.minute_rates(points)
+    return max(tables.slo.replicas_for(highest(rates, among & judged)),
+               tables.throughput.replicas_for(highest(rates, among & ~judged)))  # fmt: skip
 
 
 def scale_schedule(
@@ -128,7 +141,7 @@ def scale_schedule(
 def _schedule(tables: Tables, points: Points, current: int, cold: float, margin: float) -> tuple[ScaleStep, ...]:
     steps, have, step = [], current, points.step
     # one array pass over the points `have` already serves, each point's minute rate by its moment's table
-    rates, at, mask = tables.minute_rates(points.planned, points.judged), 0, points.judged
+    rates, at, mask = tables.minute_rates(points), 0, points.judged
     while (i := _first_unserved(tables, have, rates, mask, at)) is not None:
         t, upper, at = float(points.times[i]), float(points.planned[i]), i + 1
         need = tables.pick(bool(mask[i])).replicas_for(float(rates[i]))

@@ -72,7 +72,11 @@ class _Strict(BaseModel):
 
 class AdviceConfig(_Strict):
     safety_margin: Seconds = Field(default=300.0, description="Scale-ups finish this long before they are needed.")
-    scale_down_cooldown: Seconds = Field(default=1800.0, description="Demand stays lower this long before a cut.")
+    scale_down_cooldown: Seconds | None = Field(
+        default=None,
+        description="Demand stays lower this long before a cut (default: the cold start plus the safety margin "
+        "in business hours, a cold start outside them).",
+    )
     gpu_failures_per_gpu_hour: float = Field(
         default=AdviceSettings.gpu_failures_per_gpu_hour,
         ge=0,

@@ -39,6 +39,27 @@ def test_a_mean_demand_just_under_a_replica_count_s_capacity_is_sized_for_its_no
 
 
 @pytest.mark.parametrize(
+    ("mean", "upper"),
+    [
+        pytest.param(8.0, 8.0, id="with no forecast margin a minute is sized at the mean and its Poisson quantile"),
+        pytest.param(8.0, 8.4, id="a forecast margin under the minute's adds far less than itself"),
+        pytest.param(8.0, 14.0, id="a forecast margin far over the minute's takes nearly all of the sum"),
+        pytest.param(0.0, 0.5, id="a forecast of nothing whose bound allows some demand is sized at the bound"),
+    ],
+)
+def test_a_forecast_s_margin_and_a_minute_s_add_in_quadrature(mean: float, upper: float) -> None:
+    """Independent errors: the quantile of their sum is the root of the sum of their quantiles' squares."""
+    plan = copilot_plan()
+    table = capacity_table(plan, plan.tiers[0], 1.0)
+    noise = table.minute_z * math.sqrt(mean / 60.0)
+    combined = table.minute_rate(mean, upper)
+    assert combined == pytest.approx(mean + math.sqrt((upper - mean) ** 2 + noise**2), rel=1e-12)
+    assert table.minute_rates([mean], [upper])[0] == combined  # one arithmetic, one point or an array
+    assert max(upper, table.minute_rate(mean)) <= combined <= table.minute_rate(upper)  # the margins added
+    assert table.minute_rate(mean, mean) == table.minute_rate(mean) == table.minute_rates([mean])[0]
+
+
+@pytest.mark.parametrize(
     ("spare", "replicas", "gpus", "cold_s", "rate", "expected"),
     [
         pytest.param("auto", 4, 4, 600.0, 2e-5, 0, id="auto: 16 GPUs x 2e-5 x 10 min is 5.3e-5, under 1e-3: none"),

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from monitor.advice import Action, AdviceSettings, AdviceState, DemandOutlook, advise_fleet, advise_tier
+from monitor.advice.capacity import capacity_table
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan import Plan
 from monitor.sizing.workload import tier_workload
@@ -141,6 +142,34 @@ def test_a_peak_beyond_a_cold_start_is_left_to_the_schedule_not_the_floor() -> N
     rec = _advise(plan, _obs(5.0, ready=1), _ramp(ramp_starts_h=lead_h + 0.5))
     assert rec.needed_at_forecast_peak is not None and rec.floor < rec.needed_at_forecast_peak + 1
     assert rec.schedule  # the ramp is still met: by the schedule's steps
+
+
+def test_the_floor_reads_the_forecast_from_now_on_not_its_points_already_past() -> None:
+    """Between refits an outlook still holds the points since it was fitted: on a falling evening they held
+    the floor up to a refit's 15 minutes behind the forecast."""
+    plan = copilot_plan()
+    ts = tuple(NOW + 300 * i for i in range(-3, 96))
+    upper = tuple(45.0 if t <= NOW else 5.0 for t in ts)
+    rec = _advise(plan, _obs(5.0, ready=4), DemandOutlook(ts, upper, upper, model="falling"))
+    table = capacity_table(plan, plan.tiers[0], 1.0)
+    assert rec.floor == max(plan.tiers[0].replicas.min, table.replicas_for_minutes(5.0))
+    assert rec.floor < table.replicas_for_minutes(45.0)
+
+
+def test_a_narrow_forecast_band_is_not_sized_as_if_the_minute_s_noise_came_on_top_of_it() -> None:
+    """The bound's margin (3%) and a minute's Poisson margin combine in quadrature: 4 replicas hold both
+    where sizing the upper bound as a mean (the margins added) asked for 5."""
+    plan = copilot_plan()
+    table = capacity_table(plan, plan.tiers[0], 1.0)
+    low, high = 0.0, table.capacity_of(4)
+    for _ in range(60):  # the mean whose combined minute rate is 99.5% of what 4 replicas hold
+        mid = (low + high) / 2
+        low, high = (mid, high) if table.minute_rate(mid, 1.03 * mid) <= 0.995 * table.capacity_of(4) else (low, mid)
+    ts = tuple(NOW + 300 * i for i in range(96))
+    outlook = DemandOutlook(ts, (low,) * len(ts), (1.03 * low,) * len(ts), model="flat")
+    rec = _advise(plan, _obs(low, ready=4), outlook)
+    assert table.replicas_for_minutes(1.03 * low) == 5  # the bound sized as a mean
+    assert rec.needed_at_forecast_peak == rec.floor == rec.recommended == 4
 
 
 def test_a_growing_queue_scales_up_reactively() -> None:

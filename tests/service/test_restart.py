@@ -73,7 +73,8 @@ def _scale_down_time(start: Callable[..., Services], observer: FakeObserver, clo
 def test_the_scale_down_cooldown_survives_a_restart(
     start: Callable[..., Services], observer: FakeObserver, clock: Clock
 ) -> None:
-    """Forgetting low_since on restart would scale down at minute 40 (10 + 30), not 30. At 09:00 in New York,
-    inside the copilot's business hours: the 30-minute cooldown holds there (outside them it is a cold start)."""
+    """Forgetting low_since on restart would scale down at minute 24 (10 + 14), not 14. At 09:00 in New York,
+    inside the copilot's business hours: the cooldown there is a replacement's lead, 14 minutes (its observed
+    9-minute cold start and the 5-minute margin; outside them it is a cold start)."""
     clock.now += 6 * 3600
-    assert _scale_down_time(start, observer, clock, restart=True) == 30 * 60
+    assert _scale_down_time(start, observer, clock, restart=True) == 14 * 60
