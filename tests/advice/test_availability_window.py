@@ -182,35 +182,21 @@ def test_the_reactive_rule_follows_the_availability_window(now: float, queue_gro
 
 
 @pytest.mark.parametrize(
-    ("now", "waited_min", "action"),
+    ("now", "configured_s", "waited_min", "action"),
     [
-        pytest.param(FRI_0300, 8, Action.HOLD, id="outside business hours scale-down waits a cold start"),
-        pytest.param(FRI_0300, 10, Action.SCALE_DOWN, id="and goes down after it, not after the 14 min lead"),
-        pytest.param(FRI_0900, 11, Action.HOLD, id="in business hours scale-down waits a replacement's 14 min lead"),
-        pytest.param(FRI_0900, 15, Action.SCALE_DOWN, id="and goes down after it"),
+        pytest.param(FRI_0300, None, 8, Action.HOLD, id="outside business hours scale-down waits a cold start"),
+        pytest.param(FRI_0300, None, 10, Action.SCALE_DOWN, id="and goes down after it, not after the 14 min lead"),
+        pytest.param(FRI_0900, None, 11, Action.HOLD, id="in business hours it waits a replacement's 14 min lead"),
+        pytest.param(FRI_0900, None, 15, Action.SCALE_DOWN, id="and goes down after it"),
+        pytest.param(FRI_0900, 1800.0, 20, Action.HOLD, id="a set 30 min cooldown holds in business hours"),
+        pytest.param(FRI_0900, 1800.0, 31, Action.SCALE_DOWN, id="and the cut comes after it"),
+        pytest.param(FRI_0300, 1800.0, 10, Action.SCALE_DOWN, id="outside them a set one is at most a cold start"),
     ],
 )
-def test_the_scale_down_cooldown_is_a_cold_start_outside_business_hours(
-    now: float, waited_min: int, action: Action
+def test_the_scale_down_cooldown_is_a_replacement_s_lead_in_business_hours_and_a_cold_start_outside(
+    now: float, configured_s: float | None, waited_min: int, action: Action
 ) -> None:
-    plan = _plan()  # the copilot's observed cold start is 9 minutes
-    first = _advise(plan, _obs(5.0, ready=3), now - waited_min * 60)
-    later = _advise(plan, _obs(5.0, ready=3), now, state=first.state)
-    assert later.action is action
-
-
-@pytest.mark.parametrize(
-    ("now", "waited_min", "action"),
-    [
-        pytest.param(FRI_0900, 20, Action.HOLD, id="a set 30 min cooldown holds in business hours past the lead"),
-        pytest.param(FRI_0900, 31, Action.SCALE_DOWN, id="and the cut comes after it"),
-        pytest.param(FRI_0300, 10, Action.SCALE_DOWN, id="outside them a configured cooldown is at most a cold start"),
-    ],
-)
-def test_a_configured_cooldown_holds_in_business_hours_and_is_capped_outside_them(
-    now: float, waited_min: int, action: Action
-) -> None:
-    plan, settings = _plan(), AdviceSettings(scale_down_cooldown_seconds=1800.0)
+    plan, settings = _plan(), AdviceSettings(scale_down_cooldown_seconds=configured_s)  # observed cold start 9 min
     first = advise_tier(plan, plan.tiers[0], _obs(5.0, ready=3), None, AdviceState(), now - waited_min * 60,
                         None, settings)  # fmt: skip
     later = advise_tier(plan, plan.tiers[0], _obs(5.0, ready=3), None, first.state, now, None, settings)
