@@ -147,9 +147,9 @@ def _cooldown(slo_now: bool, cold: float, settings: AdviceSettings) -> float:
     oracle keeps a replica through a gap exactly when the gap is at most a cold start), and what the
     forecast needs within the lead is held anyway (the floor, `held_for_ramp`), so the cooldown guards only
     against demand the forecast did not see, which the need now asks for again. On the 14-day replays
-    (one draw), 30 minutes to the lead: ServeGen (8-minute cold starts) 1.148x -> 1.133x the oracle's
-    GPU-hours, SLO minutes 99.87% -> 99.88%, scale events 791 -> 941; fleetsim's slow-cold-start profile
-    (20 minutes) 1.151x -> 1.149x at 99.85%."""
+    (main draw), 30 minutes to the lead: ServeGen (8-minute cold starts) 1.148x -> 1.138x the oracle's
+    GPU-hours, SLO minutes 99.87% -> 99.90%, scale events 791 -> 932; fleetsim's slow-cold-start profile
+    (20 minutes) 1.151x -> 1.149x at 99.85%, scale events 334 -> 355."""
     configured = settings.scale_down_cooldown_seconds
     if slo_now:
         return cold + settings.safety_margin_seconds if configured is None else configured
