@@ -18,7 +18,7 @@ from monitor.advice.window import business_flags, judged_points
 from monitor.memo import IdentityMemo
 from monitor.plan.model import Plan
 
-__all__ = ["Points", "Tables", "held_for_ramp", "highest", "needed_at_peak", "scale_schedule"]
+__all__ = ["Points", "Tables", "held_for_ramp", "highest", "need_among", "needed_at_peak", "scale_schedule"]
 
 
 @dataclass(frozen=True)
@@ -108,15 +108,16 @@ def needed_at_peak(tables: Tables, points: Points | None) -> int | None:
     if points is None:
         return None
     held = (tables.slo, tables.throughput, points)
-    return _PEAK_NEEDS.get(held, (), lambda: _need_at_highest(tables, points, np.ones(points.times.size, dtype=bool)))
+    return _PEAK_NEEDS.get(held, (), lambda: need_among(tables, points, np.ones(points.times.size, dtype=bool)))
 
 
 _PEAK_NEEDS: IdentityMemo[int] = IdentityMemo(256)
 
 
-def _need_at_highest(tables: Tables, points: Points, among: np.ndarray) -> int:
-    """Replicas the highest minute rate `among` the given points needs, each point by the bound of its moment:
-    the need never falls as the rate grows, so the highest point of each kind decides (0 where none)."""
+def need_among(tables: Tables, points: Points, among: np.ndarray) -> int:
+    """Replicas the highest minute rate `among` the given points needs, each point by the bound of its moment
+    (the peak's need, the ramp's hold, the floor): the need never falls as the rate grows, so the highest point
+    of each kind decides (0 where none)."""
     judged, rates = points.judged, tables.minute_rates(points)
     return max(tables.slo.replicas_for(highest(rates, among & judged)),
                tables.throughput.replicas_for(highest(rates, among & ~judged)))  # fmt: skip
@@ -161,7 +162,7 @@ def held_for_ramp(tables: Tables, points: Points | None, now: float, lead: float
     morning could be scaled down again before the morning came (and asked for again, a cold start late)."""
     if points is None:
         return 0
-    return _need_at_highest(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
+    return need_among(tables, points, (points.times > now) & (points.times <= now + points.step + lead))
 
 
 def _first_unserved(tables: Tables, replicas: int, rates: np.ndarray, judged: np.ndarray, start: int) -> int | None:

@@ -26,7 +26,7 @@ from monitor.advice.model import (
     Recommendation,
     ScaleStep,
 )
-from monitor.advice.ramp import Points, Tables, held_for_ramp, highest, needed_at_peak, scale_schedule
+from monitor.advice.ramp import Points, Tables, held_for_ramp, need_among, needed_at_peak, scale_schedule
 from monitor.advice.window import OUTSIDE_HOURS, slo_counts, throughput_table
 from monitor.observe.model import Measurement, TierObservation
 from monitor.plan.hours import in_business_hours
@@ -168,20 +168,17 @@ def _floor(
     """Plan minimum; in business hours also N + spare for the business-hours forecast peak within a cold start
     plus the margin (`spare_replicas`: with a spare, if one replica is lost the others hold the SLO until its
     replacement is ready). Further ahead the schedule brings the replicas in time, so the floor need not hold
-    the day's peak. The peak is the highest minute rate (`Tables.minute_rates`: business hours are judged)."""
+    the day's peak."""
     floor = tier.replicas.min
     if points is None or not in_business_hours(now, plan.workload.business_hours):
         return floor
     lead = cold + settings.safety_margin_seconds
     ahead = (points.times > now) & (points.times <= now + lead)
-    peak = highest(tables.minute_rates(points), points.business & ahead)
-    return max(floor, _with_spare(plan, tier, tables.slo, peak, cold, settings))
+    return max(floor, _with_spare(plan, tier, need_among(tables, points, points.business & ahead), cold, settings))
 
 
-def _with_spare(plan: Plan, tier: Tier, table: CapacityTable, minute_rps: float, cold: float,
-                settings: AdviceSettings) -> int:  # fmt: skip
-    """N + spare for a peak minute rate: the replicas it needs and the spare `replicas.spare` keeps beside them."""
-    need = table.replicas_for(minute_rps)
+def _with_spare(plan: Plan, tier: Tier, need: int, cold: float, settings: AdviceSettings) -> int:
+    """N + spare: the replicas a peak needs and the spare `replicas.spare` keeps beside them."""
     return need + spare_replicas(plan, tier, need, cold, settings.gpu_failures_per_gpu_hour)
 
 
@@ -210,7 +207,7 @@ def _plan_before_a_day(
     lead = cold + settings.safety_margin_seconds
     if not in_business_hours(now + lead, hours) or in_business_hours(now - lead, hours):
         return 0
-    return _with_spare(plan, tier, table, table.minute_rate(table.model.workload.peak_rps), cold, settings)
+    return _with_spare(plan, tier, table.replicas_for_minutes(table.model.workload.peak_rps), cold, settings)
 
 
 def spare_replicas(
