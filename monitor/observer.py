@@ -33,6 +33,7 @@ from monitor import queries as q
 from monitor.batch_collect import with_batch_readings
 from monitor.histogram import buckets_by_group, fraction_over_groups, merged_quantile, merged_quantile_bound
 from monitor.observe.caveats import Pods, absent_key_series, explain_gpus, gpus_unexplained, speculative_decoding
+from monitor.observe.dispersion import fit_bursts, overdispersion
 from monitor.observe.fleet import MIN_HISTORY_SHARE, FleetInputs, covered, fleet_observation, history_gate
 from monitor.observe.model import Measurement, TierObservation
 from monitor.observe.observer import DemandHistory, SourceHealth
@@ -60,6 +61,14 @@ class _Buckets:
     expr: str
     samples: Samples
 
+
+# The rate series read over the long window, by key: (resolution, the query, the query whose recorded series
+# stands in once the rules cover the window).
+_RATE_SERIES = {
+    "5m": ("5m", q.REQUEST_RATE, q.REQUEST_RATE),
+    "1m": ("1m", q.REQUEST_RATE, q.REQUEST_RATE_1M),
+    "demand_1m": ("1m", q.DEMAND_RATE, q.DEMAND_RATE_1M),
+}
 
 # A window is answered from recorded series when they reach back to its start, give or take the probe's
 # 5-minute resolution and the rule's own 5-minute window.
@@ -122,11 +131,19 @@ class PrometheusObserver:
         output = {n: cast(_Buckets, v[("buckets", "output", window)]).samples for n, v in values.items()}
         queries = {kind: {n: cast(_Buckets, v[("buckets", kind, window)]).expr for n, v in values.items()}
                    for kind in ("prompt", "output")}  # fmt: skip
-        queries.update({f"rate_{res}": exprs for res, exprs in self._rate_exprs(plan, modes).items()})
+        queries.update({f"rate_{key}": exprs for key, exprs in self._rate_exprs(plan, modes).items()})
+        tiers = {
+            name: replace(t, minute_overdispersion=self._bursts(rates["demand_1m"][name])) for name, t in tiers.items()
+        }
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
                              self.min_history_share)  # fmt: skip
         observed = {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
         return with_batch_readings(self.source, plan, now, observed)
+
+    def _bursts(self, demand_1m: Sequence[float | None]) -> Measurement:
+        """The tier's minute bursts over the long window (`monitor.observe.dispersion`): judged by the fit's own
+        test and its minimum of minutes, not by the window's coverage (an hour of bursty minutes shows them)."""
+        return overdispersion(fit_bursts(demand_1m), self.long_window)
 
     def _within(self, future: Future[Any], ends: float | None) -> Any:
         """The future's result, waited for until the cycle's deadline at most."""
@@ -189,11 +206,12 @@ class PrometheusObserver:
         return _Buckets(expr, [(dict(s.labels), s.value) for s in self.source.instant(expr, at=now).samples])
 
     def _rate_exprs(self, plan: Plan, modes: Mapping[str, _Mode]) -> dict[str, dict[str, str]]:
-        """Each tier's request-rate expression at 5-minute and 1-minute resolution (the fleet's peaks)."""
+        """Each tier's request-rate expression at 5-minute and 1-minute resolution (the fleet's peaks), and its
+        demand rate at 1-minute (the bursts the advice's minute margin reads), keyed by `_RATE_SERIES`."""
         return {
-            res: {t.name: recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
-                  else q.REQUEST_RATE.for_tier(t.label_selector, window=res) for t in plan.tiers}
-            for res, recorded in (("5m", q.REQUEST_RATE), ("1m", q.REQUEST_RATE_1M))
+            key: {t.name: recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
+                  else raw.for_tier(t.label_selector, window=res) for t in plan.tiers}
+            for key, (res, raw, recorded) in _RATE_SERIES.items()
         }  # fmt: skip
 
     def _rate_histories(
@@ -203,10 +221,10 @@ class PrometheusObserver:
         a subquery (`max_over_time(...[7d:5m])`, the fleet value's query) evaluates on."""
         start = now - parse_duration(self.long_window)
         out: dict[str, dict[str, Future[list[float | None]]]] = {}
-        for res, exprs in self._rate_exprs(plan, modes).items():
-            step = parse_duration(res)
+        for key, exprs in self._rate_exprs(plan, modes).items():
+            step = parse_duration(_RATE_SERIES[key][0])
             first, last = math.ceil(start / step) * step, math.floor(now / step) * step
-            out[res] = {name: pool.submit(self._rate_series, expr, first, last, step) for name, expr in exprs.items()}
+            out[key] = {name: pool.submit(self._rate_series, expr, first, last, step) for name, expr in exprs.items()}
         return out
 
     def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:

@@ -107,9 +107,12 @@ class CapacityTable:
             self._known[replicas] = bound
         return self._known[replicas]
 
-    def minute_rate(self, demand_rps: float, upper_rps: float | None = None) -> float:
+    def minute_rate(self, demand_rps: float, upper_rps: float | None = None, bursts: float = 0.0) -> float:
         """The rate a minute of this mean demand reaches at the availability's quantile: r + z sqrt(r / 60);
-        for a forecast point of mean r and upper bound u, r + sqrt((u - r)^2 + z^2 r / 60).
+        for a forecast point of mean r and upper bound u, r + sqrt((u - r)^2 + z^2 r / 60). Where production's
+        minutes vary beyond Poisson's (`bursts`, alpha of `monitor.observe.dispersion`: a minute's rate is its
+        mean times a factor of variance alpha), the minute's variance is r / 60 + alpha r^2, so its margin is
+        z sqrt(r / 60 + alpha r^2); alpha = 0 (Poisson, or unmeasured) is the formula above exactly.
 
         Why the minute: the demand the advice reads (a 5-minute forecast bound, a rate over a window) is a
         mean, but the SLO is judged minute by minute, and a minute's request count is Poisson around 60 r with
@@ -134,18 +137,21 @@ class CapacityTable:
         if upper <= 0:
             return 0.0
         mean = max(demand_rps, 0.0)
-        return mean + math.hypot(upper - mean, self.minute_z * math.sqrt(mean / 60.0))
+        return mean + math.hypot(upper - mean, self.minute_z * math.sqrt(mean / 60.0 + bursts * mean * mean))
 
-    def replicas_for_minutes(self, demand_rps: float) -> int:
+    def replicas_for_minutes(self, demand_rps: float, bursts: float = 0.0) -> int:
         """The advice's lookup: the fewest replicas whose capacity covers `minute_rate(demand)`."""
-        return self.replicas_for(self.minute_rate(demand_rps))
+        return self.replicas_for(self.minute_rate(demand_rps, bursts=bursts))
 
-    def serves_minutes(self, replicas: int, demand_rps: float) -> bool:
+    def serves_minutes(self, replicas: int, demand_rps: float, bursts: float = 0.0) -> bool:
         """Whether `replicas` hold every minute of this mean demand (the same rate `replicas_for_minutes` sizes)."""
-        return self.minute_rate(demand_rps) <= self.capacity_of(replicas)
+        return self.minute_rate(demand_rps, bursts=bursts) <= self.capacity_of(replicas)
 
     def minute_rates(
-        self, demands_rps: Sequence[float] | np.ndarray, uppers_rps: Sequence[float] | np.ndarray | None = None
+        self,
+        demands_rps: Sequence[float] | np.ndarray,
+        uppers_rps: Sequence[float] | np.ndarray | None = None,
+        bursts: float = 0.0,
     ) -> np.ndarray:
         """`minute_rate` of every demand (and upper bound) at once, the same float64 arithmetic (IEEE sqrt and
         hypot are exact-rounded in both math and numpy), so a schedule over hundreds of forecast points is one
@@ -153,7 +159,7 @@ class CapacityTable:
         demand = np.asarray(demands_rps, dtype=float)
         upper = demand if uppers_rps is None else np.maximum(np.asarray(uppers_rps, dtype=float), demand)
         mean = np.maximum(demand, 0.0)
-        rates = mean + np.hypot(upper - mean, self.minute_z * np.sqrt(mean / 60.0))
+        rates = mean + np.hypot(upper - mean, self.minute_z * np.sqrt(mean / 60.0 + bursts * mean * mean))
         rates[upper <= 0] = 0.0
         return rates
 

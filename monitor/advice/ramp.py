@@ -27,6 +27,7 @@ class Tables:
 
     slo: CapacityTable
     throughput: CapacityTable
+    bursts: float = 0.0  # production's minutes beyond Poisson (`CapacityTable.minute_rate`), 0 unmeasured
 
     def pick(self, judged: bool) -> CapacityTable:
         return self.slo if judged else self.throughput
@@ -35,12 +36,13 @@ class Tables:
         """Each point's minute rate by the quantile of its moment's table (`CapacityTable.minute_rates`): the
         SLO's from the mean and the upper bound, throughput's from the mean. Remembered per (tables, points):
         the schedule, the ramp's hold and the floor read them every minute between refits."""
-        return _RATES.get((self.slo, self.throughput, points), (), lambda: self._minute_rates(points))
+        return _RATES.get((self.slo, self.throughput, points), (self.bursts,), lambda: self._minute_rates(points))
 
     def _minute_rates(self, points: Points) -> np.ndarray:
-        judged = points.judged
-        slo = self.slo.minute_rates(points.mean, points.upper)
-        rates = slo if judged.all() else np.where(judged, slo, self.throughput.minute_rates(points.mean))
+        judged, bursts = points.judged, self.bursts
+        slo = self.slo.minute_rates(points.mean, points.upper, bursts)
+        outside = slo if judged.all() else self.throughput.minute_rates(points.mean, bursts=bursts)
+        rates = slo if judged.all() else np.where(judged, slo, outside)
         rates.flags.writeable = False
         return rates
 
@@ -108,7 +110,8 @@ def needed_at_peak(tables: Tables, points: Points | None) -> int | None:
     if points is None:
         return None
     held = (tables.slo, tables.throughput, points)
-    return _PEAK_NEEDS.get(held, (), lambda: need_among(tables, points, np.ones(points.times.size, dtype=bool)))
+    everywhere = np.ones(points.times.size, dtype=bool)
+    return _PEAK_NEEDS.get(held, (tables.bursts,), lambda: need_among(tables, points, everywhere))
 
 
 _PEAK_NEEDS: IdentityMemo[int] = IdentityMemo(256)
@@ -136,7 +139,8 @@ def scale_schedule(
     if points is None:
         return ()
     held = (tables.slo, tables.throughput, points)
-    return _SCHEDULES.get(held, (current, cold, margin), lambda: _schedule(tables, points, current, cold, margin))
+    args = (current, cold, margin, tables.bursts)
+    return _SCHEDULES.get(held, args, lambda: _schedule(tables, points, current, cold, margin))
 
 
 def _schedule(tables: Tables, points: Points, current: int, cold: float, margin: float) -> tuple[ScaleStep, ...]:

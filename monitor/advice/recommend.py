@@ -46,6 +46,7 @@ class _Assessment:
     demand: Measurement
     calibration: Calibration
     table: CapacityTable  # the SLO's: what the ready replicas serve within it (capacity_rps_now)
+    bursts: float  # the minutes' variance beyond Poisson's the margins were sized with (0: Poisson)
     sizing: CapacityTable  # the table that sized now: the SLO's, or throughput's outside the window
     slo_now: bool  # the SLO counts now (always, or in business hours)
     needed_now: int
@@ -107,22 +108,24 @@ def _assess(
     cal = calibrate(plan, tier, obs, settings, remembered)
     table = capacity_table(plan, tier, cal.factor)
     cold = obs.cold_start_p95.value if obs.cold_start_p95.value is not None else tier.cold_start_seconds
-    tables = Tables(table, throughput_table(table, cold))
+    bursts = obs.minute_overdispersion.value or 0.0  # unmeasured: Poisson's minutes, the sizing's assumption
+    tables = Tables(table, throughput_table(table, cold), bursts)
     slo_now = slo_counts(plan, now)
     sizing = tables.pick(slo_now)
-    needed_now = sizing.replicas_for_minutes(demand.value or 0.0)
+    needed_now = sizing.replicas_for_minutes(demand.value or 0.0, bursts)
     points = Points.of(plan, outlook, business)
     steps = scale_schedule(tables, points, current, cold, settings.safety_margin_seconds)
     due = max((s.replicas for s in steps if s.by <= now), default=0)
     held = held_for_ramp(tables, points, now, cold + settings.safety_margin_seconds)
     floor = _floor(plan, tier, tables, points, now, cold, settings)
-    before_a_day = _plan_before_a_day(plan, tier, table, outlook, now, cold, settings)
+    before_a_day = _plan_before_a_day(plan, tier, tables, outlook, now, cold, settings)
     floor = max(floor, before_a_day)
     reactive = _reactive(obs, demand, served, slo_now, settings)
     return _Assessment(
         demand=demand,
         calibration=cal,
         table=table,
+        bursts=bursts,
         sizing=sizing,
         slo_now=slo_now,
         needed_now=needed_now,
@@ -185,7 +188,7 @@ def _with_spare(plan: Plan, tier: Tier, need: int, cold: float, settings: Advice
 def _plan_before_a_day(
     plan: Plan,
     tier: Tier,
-    table: CapacityTable,
+    tables: Tables,
     outlook: DemandOutlook | None,
     now: float,
     cold: float,
@@ -207,7 +210,8 @@ def _plan_before_a_day(
     lead = cold + settings.safety_margin_seconds
     if not in_business_hours(now + lead, hours) or in_business_hours(now - lead, hours):
         return 0
-    return _with_spare(plan, tier, table.replicas_for_minutes(table.model.workload.peak_rps), cold, settings)
+    need = tables.slo.replicas_for_minutes(tables.slo.model.workload.peak_rps, tables.bursts)
+    return _with_spare(plan, tier, need, cold, settings)
 
 
 def spare_replicas(
@@ -321,8 +325,8 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
     return (
         f"demand {d.value:.3g} req/s ({d.window or 'now'}; query: {d.query or 'n/a'})",
         f"{bound}; {a.calibration.source}",
-        f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60) = {a.needed_now} "
-        f"(a minute's Poisson count at z = {sized.minute_z:.2f}, {_quantile_why(a.slo_now)}; {capacity})",
+        f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60{_bursts_term(a.bursts)}) = "
+        f"{a.needed_now} ({_count(a.bursts)} at z = {sized.minute_z:.2f}, {_quantile_why(a.slo_now)}; {capacity})",
         f"needed at the forecast peak = {peak} (where the SLO counts, its mean sized for the SLO with the 80% "
         "bound's margin and the minute's in quadrature, r + sqrt((u - r)^2 + z^2 r / 60); outside business "
         "hours, when it counts in business hours only, its mean sized for throughput)",
@@ -330,6 +334,16 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
         "replicas.spare)"
         + ("; the forecast has seen under a day, so the plan's peak stands in for it" if a.floor_from_plan else ""),
     )
+
+
+def _bursts_term(bursts: float) -> str:
+    return f" + {bursts:.3g} demand^2" if bursts else ""
+
+
+def _count(bursts: float) -> str:
+    if bursts:
+        return f"a minute's count with production's bursts, alpha = {bursts:.3g} beyond Poisson's"
+    return "a minute's Poisson count"
 
 
 def _quantile_why(slo_now: bool) -> str:

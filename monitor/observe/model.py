@@ -74,6 +74,9 @@ class TierObservation:
     demand_rate_now: Measurement = _UNSEEN
     peak_rate: Measurement = _UNSEEN  # highest 5-minute request rate over the long window (sustained peak)
     burst_peak_rate: Measurement = _UNSEEN  # highest 1-minute request rate over the long window (bursts)
+    # A minute's demand variance beyond Poisson's over the long window: alpha of phi m + alpha m^2, 0 when
+    # indistinguishable from Poisson (monitor.observe.dispersion); the advice's minute margin adds it.
+    minute_overdispersion: Measurement = _UNSEEN
     average_rate: Measurement = _UNSEEN  # mean request rate over the long window
     prompt_tokens_rate: Measurement = _UNSEEN  # prompt tokens/s, cached included: weighs prefix-hit rates
     prompt_p50: Measurement = _UNSEEN

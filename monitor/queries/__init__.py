@@ -63,6 +63,7 @@ from monitor.queries.selector import Matcher, Selector, escape, quote, validate_
 from monitor.queries.traffic import (
     CALLS_PER_USER_REQUEST,
     DEMAND_RATE,
+    DEMAND_RATE_1M,
     ERROR_RATE,
     ERROR_RATIO,
     GATEWAY_CALLS_RATE,
@@ -92,6 +93,7 @@ __all__ = [
     "COLD_START_P95",
     "DATA_AGE",
     "DEMAND_RATE",
+    "DEMAND_RATE_1M",
     "DRAM_ACTIVE_MEAN",
     "ERROR_RATE",
     "ERROR_RATIO",

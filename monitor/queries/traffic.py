@@ -13,6 +13,7 @@ from monitor.queries.query import Query
 __all__ = [
     "CALLS_PER_USER_REQUEST",
     "DEMAND_RATE",
+    "DEMAND_RATE_1M",
     "ERROR_RATE",
     "ERROR_RATIO",
     "GATEWAY_CALLS_RATE",
@@ -161,6 +162,7 @@ CALLS_PER_USER_REQUEST = Query(
 # The 1-minute rate as a series of its own: the fleet's burst peak is the highest *simultaneous* sum of the
 # tiers' 1-minute rates, which no per-tier maximum can give.
 REQUEST_RATE_1M = REQUEST_RATE.with_window("1m")
+DEMAND_RATE_1M = DEMAND_RATE.with_window("1m")  # minute by minute: the bursts the advice's margin reads
 
 QUERIES: tuple[Query, ...] = (
     REQUEST_RATE, ERROR_RATE, ERROR_RATIO, DEMAND_RATE, PEAK_REQUEST_RATE,
@@ -168,5 +170,5 @@ QUERIES: tuple[Query, ...] = (
     PROMPT_TOKENS_BUCKETS, OUTPUT_TOKENS_BUCKETS,
     PROMPT_TOKENS_MEAN, OUTPUT_TOKENS_MEAN, PROMPT_TOKENS_RATE, GENERATION_TOKENS_RATE,
     GENERATION_TOKENS_PER_REPLICA, REQUEST_RATE_PER_REPLICA, GATEWAY_CALLS_RATE, GATEWAY_USER_REQUESTS_RATE,
-    CALLS_PER_USER_REQUEST, REQUEST_RATE_1M,
+    CALLS_PER_USER_REQUEST, REQUEST_RATE_1M, DEMAND_RATE_1M,
 )  # fmt: skip

@@ -20,6 +20,7 @@ import numpy as np
 
 from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
 from monitor.histogram import FixedBounds
+from monitor.observe.dispersion import REACH, BurstFit, burst_terms, fit_of_sums, overdispersion
 from monitor.observe.model import Measurement, TierObservation
 from monitor.observe.observer import DemandHistory, SourceHealth
 from monitor.observer import BURN_WINDOWS
@@ -54,6 +55,7 @@ class ReplayObserver:
     long_window: str = "7d"
     _hist: dict[str, _Cumulative] = field(default_factory=dict)
     _rates: dict[str, _Rates] = field(default_factory=dict)
+    _bursts: dict[str, _Bursts] = field(default_factory=dict)
 
     def health(self, now: float) -> SourceHealth:
         return SourceHealth(True, "replay", newest_sample_age_seconds=0.0)
@@ -100,7 +102,7 @@ class ReplayObserver:
             "waiting": _m(fleet.waiting_now(m - 1), window),
             "cold_start_p95": _cold_start(fleet, self.long_window),
         }
-        values.update(self._long(name, r.served, m))
+        values.update(self._long(name, r, m))
         bad: dict[str, Measurement] = {}
         curve = fleet.curve
         if curve is not None and ready.max() > 0:
@@ -111,20 +113,26 @@ class ReplayObserver:
             _latencies(self.plan, fleet, hist, lo, m, window, served, values, bad)
         return TierObservation(tier=name, evaluated_at=now, window=window, bad_fraction=bad, **values)  # type: ignore[arg-type]
 
-    def _long(self, name: str, served: np.ndarray, m: int) -> dict[str, Measurement]:
+    def _long(self, name: str, record: TierRecord, m: int) -> dict[str, Measurement]:
         minutes = round(_seconds(self.long_window) / 60.0)
         lo = max(0, m - minutes)
+        bursts = self._bursts.get(name)
+        if bursts is None:
+            bursts = self._bursts[name] = _Bursts.empty(record.served.size)
+        bursts.advance(record, m)
+        fitted = {"minute_overdispersion": overdispersion(bursts.fit(lo, m), self.long_window)}
         if m - lo < 5:
-            return {}
+            return fitted
         rates = self._rates.get(name)
         if rates is None:
-            rates = self._rates[name] = _Rates.empty(served.size)
-        rates.advance(served, m)
+            rates = self._rates[name] = _Rates.empty(record.served.size)
+        rates.advance(record.served, m)
         one = rates.rates[lo:m]
         return {
             "peak_rate": _m(rates.peak(lo, m - 4), self.long_window),
             "burst_peak_rate": _m(float(one.max()), self.long_window),
             "average_rate": _m(float(one.mean()), self.long_window),
+            **fitted,
         }
 
 
@@ -186,6 +194,37 @@ class _Rates:
 
 _BLOCK = 60
 _FIVE = np.ones(5) / 5.0
+
+
+@dataclass
+class _Bursts:
+    """Running sums of each minute's terms in the burst fit (`monitor.observe.dispersion`) over one tier's
+    minute demand (served plus the queue's growth, as `demand_history`), so a window's fit reads a few
+    differences rather than a week of minutes per tier per decision. A minute's terms are final once the
+    `REACH` minutes after it are recorded; the window [lo, m) counts the minutes at least `REACH` inside it,
+    the same minutes `fit_bursts` counts over that window's series."""
+
+    sums: np.ndarray  # (terms, minutes + 1): sums[:, i] over the minutes before i
+    final: int = 0  # minutes whose terms are in `sums`
+
+    @classmethod
+    def empty(cls, minutes: int) -> _Bursts:
+        return cls(np.zeros((burst_terms(np.zeros(0)).shape[0], minutes + 1)))
+
+    def advance(self, record: TierRecord, m: int) -> None:
+        last = m - REACH  # minutes before this have the minutes they read recorded
+        if last <= self.final:
+            return
+        lo = max(0, self.final - REACH)
+        before = float(record.queue[lo - 1]) if lo > 0 else 0.0
+        demand = record.served[lo:m] + np.diff(record.queue[lo:m], prepend=before)
+        terms = burst_terms(demand)[:, self.final - lo : last - lo]
+        self.sums[:, self.final + 1 : last + 1] = self.sums[:, self.final, None] + np.cumsum(terms, axis=1)
+        self.final = last
+
+    def fit(self, lo: int, m: int) -> BurstFit | None:
+        first, end = lo + REACH, min(m - REACH, self.final)
+        return fit_of_sums(self.sums[:, end] - self.sums[:, first]) if end > first else None
 
 
 @lru_cache(maxsize=64)

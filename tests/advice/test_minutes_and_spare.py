@@ -60,6 +60,29 @@ def test_a_forecast_s_margin_and_a_minute_s_add_in_quadrature(mean: float, upper
 
 
 @pytest.mark.parametrize(
+    ("bursts", "upper"),
+    [
+        pytest.param(0.0, None, id="no bursts measured is Poisson's minute exactly"),
+        pytest.param(0.05, None, id="bursts of 22% coefficient of variation widen a minute's margin"),
+        pytest.param(0.05, 9.0, id="with a forecast's bound the bursts add in quadrature to its margin too"),
+    ],
+)
+def test_production_s_bursts_add_their_variance_to_a_minute_s_poisson_count(bursts: float, upper: float | None) -> None:
+    """A minute's rate is its mean times a factor of variance alpha: variance r / 60 + alpha r^2."""
+    plan = copilot_plan()
+    table = capacity_table(plan, plan.tiers[0], 1.0)
+    mean = 8.0
+    spread = table.minute_z * math.sqrt(mean / 60.0 + bursts * mean * mean)
+    forecast = 0.0 if upper is None else upper - mean
+    rate = table.minute_rate(mean, upper, bursts)
+    assert rate == pytest.approx(mean + math.hypot(forecast, spread), rel=1e-12)
+    uppers = None if upper is None else [upper]
+    assert table.minute_rates([mean], uppers, bursts)[0] == rate  # one arithmetic, one point or an array
+    assert (rate > table.minute_rate(mean, upper)) == (bursts > 0)
+    assert table.replicas_for_minutes(mean, bursts) == table.replicas_for(table.minute_rate(mean, bursts=bursts))
+
+
+@pytest.mark.parametrize(
     ("spare", "replicas", "gpus", "cold_s", "rate", "expected"),
     [
         pytest.param("auto", 4, 4, 600.0, 2e-5, 0, id="auto: 16 GPUs x 2e-5 x 10 min is 5.3e-5, under 1e-3: none"),

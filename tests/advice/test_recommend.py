@@ -172,6 +172,32 @@ def test_a_narrow_forecast_band_is_not_sized_as_if_the_minute_s_noise_came_on_to
     assert rec.needed_at_forecast_peak == rec.floor == rec.recommended == 4
 
 
+@pytest.mark.parametrize(
+    ("bursts", "more"),
+    [
+        pytest.param(Measurement.unknown("under 60 minutes of demand in 7d"), False,
+                     id="bursts not yet measured leave Poisson's minutes"),
+        pytest.param(Measurement.of(0.0), False, id="minutes measured as Poisson's are sized as before"),
+        pytest.param(Measurement.of(0.04), True,
+                     id="measured bursts ask for more replicas now, at the forecast's peak and as its floor"),
+    ],
+)  # fmt: skip
+def test_production_s_measured_minute_bursts_size_every_minute_the_advice_reads(
+    bursts: Measurement, more: bool
+) -> None:
+    plan = copilot_plan()
+    table = capacity_table(plan, plan.tiers[0], 1.0)
+    mean = 0.97 * table.capacity_of(4) - table.minute_z * (0.97 * table.capacity_of(4) / 60.0) ** 0.5
+    ts = tuple(NOW + 300 * i for i in range(96))
+    outlook = DemandOutlook(ts, (mean,) * len(ts), (mean,) * len(ts), model="flat")
+    poisson = _advise(plan, _obs(mean, ready=4), outlook)
+    rec = _advise(plan, _obs(mean, ready=4, minute_overdispersion=bursts), outlook)
+    assert poisson.needed_now == poisson.needed_at_forecast_peak == poisson.recommended == 4
+    need = table.replicas_for_minutes(mean, bursts.value or 0.0)
+    assert (rec.needed_now, rec.needed_at_forecast_peak, rec.floor) == (need, need, need)
+    assert (need > 4) == more and ("bursts" in rec.explanation[2]) == more
+
+
 def test_a_growing_queue_scales_up_reactively() -> None:
     obs = replace(_obs(40.0, ready=3), request_rate=Measurement.of(30.0), waiting=Measurement.of(25.0))
     rec = _advise(copilot_plan(), obs)

@@ -268,3 +268,25 @@ def test_live_forecast_reads_the_tier_demand_and_steps_by_replica_capacity(
     assert thresholds == sorted(thresholds)
     # Near the morning peak, demand is in the tens of requests/s, as the plan's 50 req/s peak implies.
     assert 10 < data["next_peak"]["requests_per_second"] < 80
+
+
+@pytest.mark.parametrize(
+    ("scenario", "bursts"),
+    [
+        pytest.param("baseline", False, id="Poisson minutes read from Prometheus as no bursts"),
+        pytest.param("bursty", True, id="fleetsim's bursts read from Prometheus as alpha, what the advice sizes"),
+    ],
+)
+def test_the_minute_bursts_the_advice_sizes_are_read_from_the_tier_s_1_minute_demand(
+    history: Callable[[Path, str, str], Path], tmp_path: Path, scenario: str, bursts: bool
+) -> None:
+    """Through the recorded 1-minute demand rate over the long window, as `serve` reads it every minute."""
+    plan = load_plan(COPILOT)
+    with (
+        PrometheusProcess.start(PrometheusConfig(data_dir=history(COPILOT, scenario, "v1")), workdir=tmp_path) as p,
+        HttpPrometheusSource(SourceSettings(url=p.url, timeout=30)) as source,
+    ):
+        observed = PrometheusObserver(source, long_window="1d").collect(plan, NOW, "1h")["copilot"]
+    alpha = observed.minute_overdispersion
+    assert alpha.value is not None and alpha.samples > 1000, alpha.reason
+    assert (alpha.value > 0.5) == bursts and (alpha.value == 0.0) == (not bursts)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import monitor.replay.planwatch as planwatch_module
+from monitor.observe.dispersion import fit_bursts
 from monitor.plan import load_plan
 from monitor.replay.demand import profile_demand
 from monitor.replay.fleet import TierFleet, TierRecord
@@ -126,3 +127,40 @@ def test_the_rates_of_now_are_the_last_five_minutes_and_the_windows_rates_the_wh
     assert obs.request_rate.value == pytest.approx(np.mean(np.arange(31.0, 91.0)))
     assert obs.demand_rate.value == pytest.approx(np.mean(np.arange(31.0, 91.0)) + 60 / 3600.0)
     assert obs.demand_rate_now.window == "5m"
+
+
+@pytest.mark.parametrize(
+    ("long_window", "every"),
+    [("3h", 1), ("3h", 11), ("30h", 7)],
+    ids=["read every minute", "read every 11 minutes (running sums advanced in steps)",
+         "a window longer than the replay"],
+)  # fmt: skip
+def test_minute_bursts_read_as_the_replay_advances_equal_the_fit_over_the_windows_own_demand(
+    long_window: str, every: int
+) -> None:
+    """The running sums give the fit `fit_bursts` makes of the window's minute demand (served plus the queue's
+    growth), the series the live observer reads as `DEMAND_RATE_1M`."""
+    rng = np.random.default_rng(4)
+    minutes = 900
+    factor = np.where(rng.random(minutes) < 0.1, 4.0, 1.0)
+    level = 300.0 * (1.5 + np.sin(np.arange(minutes) / 60.0))  # the level moves: the fit tells noise from bursts
+    arrivals = rng.poisson(level * factor).astype(float)
+    served, queue, waiting = np.empty(minutes), np.empty(minutes), 0.0
+    for i, arrived in enumerate(arrivals):  # 900 a minute at most: bursts queue, and the queue drains after
+        served[i] = min(900.0, waiting + arrived)
+        waiting = queue[i] = waiting + arrived - served[i]
+    observer, clock = _observer(served, long_window)
+    observer.fleets["chat"].record.queue[:] = queue
+    span = {"3h": 180, "30h": 1800}[long_window]
+    demand = served + np.diff(queue, prepend=0.0)
+    assert np.allclose(demand, arrivals) and queue.max() > 0  # what arrived, whatever the queue held back
+    for m in range(1, minutes + 1, every):
+        clock[0] = m
+        obs = observer.collect(observer.plan, 60.0 * m, "1h")["chat"]
+        fit = fit_bursts(demand[max(0, m - span) : m] / 60.0)
+        if fit is None:
+            assert obs.minute_overdispersion.value is None
+            continue
+        assert obs.minute_overdispersion.value == pytest.approx(fit.alpha, rel=1e-9)
+        assert obs.minute_overdispersion.samples == fit.minutes
+    assert obs.minute_overdispersion.value and obs.minute_overdispersion.value > 0.3  # the bursts (alpha 0.46) read
