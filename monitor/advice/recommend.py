@@ -328,16 +328,17 @@ def _explain(a: _Assessment) -> tuple[str, ...]:
         f"needed now = smallest n with capacity(n) >= demand + z sqrt(demand / 60{_bursts_term(a.bursts)}) = "
         f"{a.needed_now} ({_count(a.bursts)} at z = {sized.minute_z:.2f}, {_quantile_why(a.slo_now)}; {capacity})",
         f"needed at the forecast peak = {peak} (where the SLO counts, its mean sized for the SLO with the 80% "
-        "bound's margin and the minute's in quadrature, r + sqrt((u - r)^2 + z^2 r / 60); outside business "
-        "hours, when it counts in business hours only, its mean sized for throughput)",
+        "bound's margin and the minute's in quadrature, "
+        f"r + sqrt((u - r)^2 + z^2 (r / 60{_bursts_term(a.bursts, 'r')})); outside business hours, when it counts "
+        "in business hours only, its mean sized for throughput)",
         f"floor = {a.floor} (plan minimum; in business hours N + spare for the business-hours forecast peak, "
         "replicas.spare)"
         + ("; the forecast has seen under a day, so the plan's peak stands in for it" if a.floor_from_plan else ""),
     )
 
 
-def _bursts_term(bursts: float) -> str:
-    return f" + {bursts:.3g} demand^2" if bursts else ""
+def _bursts_term(bursts: float, rate: str = "demand") -> str:
+    return f" + {bursts:.3g} {rate}^2" if bursts else ""
 
 
 def _count(bursts: float) -> str:
