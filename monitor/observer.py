@@ -132,17 +132,20 @@ class PrometheusObserver:
         queries = {kind: {n: cast(_Buckets, v[("buckets", kind, window)]).expr for n, v in values.items()}
                    for kind in ("prompt", "output")}  # fmt: skip
         queries.update({f"rate_{key}": exprs for key, exprs in self._rate_exprs(plan, modes).items()})
-        tiers = {
-            name: replace(t, minute_overdispersion=self._bursts(rates["demand_1m"][name])) for name, t in tiers.items()
-        }
+        demand_1m = queries["rate_demand_1m"]
+        tiers = {name: replace(t, minute_overdispersion=self._bursts(rates["demand_1m"][name], demand_1m[name]))
+                 for name, t in tiers.items()}  # fmt: skip
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
                              self.min_history_share)  # fmt: skip
         observed = {**tiers, FLEET: fleet_observation(tiers, inputs, now, window)}
         return with_batch_readings(self.source, plan, now, observed)
 
-    def _bursts(self, demand_1m: Sequence[float | None]) -> Measurement:
+    def _bursts(self, demand_1m: Sequence[float | None], expr: str) -> Measurement:
         """The tier's minute bursts over the long window (`monitor.observe.dispersion`): judged by the fit's own
-        test and its minimum of minutes, not by the window's coverage (an hour of bursty minutes shows them)."""
+        test and its minimum of minutes, not by the window's coverage (an hour of bursty minutes shows them). No
+        series at all says which (recorded rules older than planwatch's lack the 1-minute demand)."""
+        if all(v is None for v in demand_1m):
+            return Measurement.unknown(f"no 1-minute demand over {self.long_window}: {expr}", "", self.long_window)
         return overdispersion(fit_bursts(demand_1m), self.long_window)
 
     def _within(self, future: Future[Any], ends: float | None) -> Any:

@@ -290,3 +290,20 @@ def test_the_minute_bursts_the_advice_sizes_are_read_from_the_tier_s_1_minute_de
     alpha = observed.minute_overdispersion
     assert alpha.value is not None and alpha.samples > 1000, alpha.reason
     assert (alpha.value > 0.5) == bursts and (alpha.value == 0.0) == (not bursts)
+
+
+def test_a_tier_with_no_1_minute_demand_says_so_rather_than_too_few_minutes(
+    history: Callable[[Path, str, str], Path], tmp_path: Path
+) -> None:
+    ghost = tmp_path / "ghost.yaml"
+    ghost.write_text(
+        COPILOT.read_text().replace("  - name: copilot\n", "  - name: copilot\n    selector: {tier: ghost}\n")
+    )
+    with (
+        PrometheusProcess.start(PrometheusConfig(data_dir=history(COPILOT, "baseline", "v1")), workdir=tmp_path) as p,
+        HttpPrometheusSource(SourceSettings(url=p.url, timeout=30)) as source,
+    ):
+        observed = PrometheusObserver(source, long_window="1d").collect(load_plan(ghost), NOW, "1h")["copilot"]
+    assert observed.minute_overdispersion.value is None
+    assert observed.minute_overdispersion.reason.startswith("no 1-minute demand over 1d: ")
+    assert 'tier="ghost"' in observed.minute_overdispersion.reason
