@@ -48,7 +48,11 @@ from monitor.observe.model import Measurement
 
 __all__ = ["MIN_MINUTES", "REACH", "BurstFit", "burst_terms", "fit_bursts", "fit_of_sums", "overdispersion"]
 
-MIN_MINUTES = 60  # minutes the fit needs: fewer say nothing of a tier's bursts
+# Minutes the fit needs. Its error is normal only over many minutes (s_i is a square, far from normal): at
+# the start of a ServeGen replay (Poisson minutes), a fit over 67 minutes read alpha 0.26 at 3.0 standard errors,
+# and the advice sized bursts that were not there. Six hours also span enough of a day's levels to tell phi
+# from alpha.
+MIN_MINUTES = 360
 REACH = 6  # minutes either side a minute's terms read: final once the 6 after it are recorded
 _SIGNIFICANT = 3.0  # standard errors alpha must stand above 0 to count
 _SHARED = 1.0 + 2.0 * (16.0 + 1.0) / 36.0  # Var(sum s) over sum Var(s): second differences 1 and 2 apart share minutes

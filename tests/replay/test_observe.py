@@ -131,7 +131,7 @@ def test_the_rates_of_now_are_the_last_five_minutes_and_the_windows_rates_the_wh
 
 @pytest.mark.parametrize(
     ("long_window", "every"),
-    [("3h", 1), ("3h", 11), ("30h", 7)],
+    [("8h", 1), ("8h", 11), ("30h", 7)],
     ids=["read every minute", "read every 11 minutes (running sums advanced in steps)",
          "a window longer than the replay"],
 )  # fmt: skip
@@ -151,7 +151,7 @@ def test_minute_bursts_read_as_the_replay_advances_equal_the_fit_over_the_window
         waiting = queue[i] = waiting + arrived - served[i]
     observer, clock = _observer(served, long_window)
     observer.fleets["chat"].record.queue[:] = queue
-    span = {"3h": 180, "30h": 1800}[long_window]
+    span = {"8h": 480, "30h": 1800}[long_window]
     demand = served + np.diff(queue, prepend=0.0)
     assert np.allclose(demand, arrivals) and queue.max() > 0  # what arrived, whatever the queue held back
     for m in range(1, minutes + 1, every):
