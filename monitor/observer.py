@@ -67,7 +67,7 @@ class _Buckets:
 _RATE_SERIES = {
     "5m": ("5m", q.REQUEST_RATE, q.REQUEST_RATE),
     "1m": ("1m", q.REQUEST_RATE, q.REQUEST_RATE_1M),
-    "demand_1m": ("1m", q.DEMAND_RATE, q.DEMAND_RATE_1M),
+    "demand_1m": ("1m", q.ARRIVAL_RATE_1M, q.ARRIVAL_RATE_1M),
 }
 
 # A window is answered from recorded series when they reach back to its start, give or take the probe's
@@ -133,6 +133,11 @@ class PrometheusObserver:
                    for kind in ("prompt", "output")}  # fmt: skip
         queries.update({f"rate_{key}": exprs for key, exprs in self._rate_exprs(plan, modes).items()})
         demand_1m = queries["rate_demand_1m"]
+        for t in plan.tiers:  # the recorded series missing (rules older than planwatch's, or not yet evaluated)
+            if modes[t.name].covers(self.long_window) and all(v is None for v in rates["demand_1m"][t.name]):
+                expr = q.ARRIVAL_RATE_1M.for_tier(t.label_selector, window="1m")
+                rates["demand_1m"][t.name] = self._long_series(expr, now, 60.0)
+                demand_1m[t.name] = expr
         tiers = {name: replace(t, minute_overdispersion=self._bursts(rates["demand_1m"][name], demand_1m[name]))
                  for name, t in tiers.items()}  # fmt: skip
         inputs = FleetInputs(prompt, output, rates["5m"], rates["1m"], self.long_window, queries, self.min_requests,
@@ -143,9 +148,9 @@ class PrometheusObserver:
     def _bursts(self, demand_1m: Sequence[float | None], expr: str) -> Measurement:
         """The tier's minute bursts over the long window (`monitor.observe.dispersion`): judged by the fit's own
         test and its minimum of minutes, not by the window's coverage (an hour of bursty minutes shows them). No
-        series at all says which (recorded rules older than planwatch's lack the 1-minute demand)."""
+        series at all says which (recorded rules older than planwatch's lack the 1-minute arrivals)."""
         if all(v is None for v in demand_1m):
-            return Measurement.unknown(f"no 1-minute demand over {self.long_window}: {expr}", "", self.long_window)
+            return Measurement.unknown(f"no 1-minute arrivals over {self.long_window}: {expr}", "", self.long_window)
         return overdispersion(fit_bursts(demand_1m), self.long_window)
 
     def _within(self, future: Future[Any], ends: float | None) -> Any:
@@ -210,7 +215,7 @@ class PrometheusObserver:
 
     def _rate_exprs(self, plan: Plan, modes: Mapping[str, _Mode]) -> dict[str, dict[str, str]]:
         """Each tier's request-rate expression at 5-minute and 1-minute resolution (the fleet's peaks), and its
-        demand rate at 1-minute (the bursts the advice's minute margin reads), keyed by `_RATE_SERIES`."""
+        arrivals at 1-minute (the bursts the advice's minute margin reads), keyed by `_RATE_SERIES`."""
         return {
             key: {t.name: recorded.recorded(t.label_selector) if modes[t.name].covers(self.long_window)
                   else raw.for_tier(t.label_selector, window=res) for t in plan.tiers}
@@ -222,13 +227,16 @@ class PrometheusObserver:
     ) -> dict[str, dict[str, Future[list[float | None]]]]:
         """Each tier's request rate over the long window, asked on the multiples of the step inside it: the grid
         a subquery (`max_over_time(...[7d:5m])`, the fleet value's query) evaluates on."""
-        start = now - parse_duration(self.long_window)
         out: dict[str, dict[str, Future[list[float | None]]]] = {}
         for key, exprs in self._rate_exprs(plan, modes).items():
             step = parse_duration(_RATE_SERIES[key][0])
-            first, last = math.ceil(start / step) * step, math.floor(now / step) * step
-            out[key] = {name: pool.submit(self._rate_series, expr, first, last, step) for name, expr in exprs.items()}
+            out[key] = {name: pool.submit(self._long_series, expr, now, step) for name, expr in exprs.items()}
         return out
+
+    def _long_series(self, expr: str, now: float, step: float) -> list[float | None]:
+        """`expr` over the long window, on the multiples of `step` inside it."""
+        start = now - parse_duration(self.long_window)
+        return self._rate_series(expr, math.ceil(start / step) * step, math.floor(now / step) * step, step)
 
     def _rate_series(self, expr: str, start: float, end: float, step: float) -> list[float | None]:
         result = self.source.range(expr, start, end, step)

@@ -125,7 +125,7 @@ def fit_of_sums(sums: np.ndarray, min_minutes: int = MIN_MINUTES) -> BurstFit | 
 
 def overdispersion(fit: BurstFit | None, window: str) -> Measurement:
     """The observation of a fit over `window`: alpha, from the minutes it counted. No single query reproduces
-    it (a fit over a week of the 1-minute demand rate), so it carries none."""
+    it (a fit over a week of the 1-minute arrivals, `ARRIVAL_RATE_1M`), so it carries none."""
     if fit is None:
         reason = f"no burst fit over {window}: under {MIN_MINUTES} minutes of demand, or a level that never moved"
         return Measurement.unknown(reason, "", window)

@@ -61,9 +61,9 @@ from monitor.queries.latency import (
 from monitor.queries.query import Query, Rendering, validate_duration
 from monitor.queries.selector import Matcher, Selector, escape, quote, validate_label_name
 from monitor.queries.traffic import (
+    ARRIVAL_RATE_1M,
     CALLS_PER_USER_REQUEST,
     DEMAND_RATE,
-    DEMAND_RATE_1M,
     ERROR_RATE,
     ERROR_RATIO,
     GATEWAY_CALLS_RATE,
@@ -87,13 +87,13 @@ from monitor.queries.traffic import (
 
 __all__ = [
     "ALL",
+    "ARRIVAL_RATE_1M",
     "BATCH_PER_REPLICA",
     "BY_NAME",
     "CALLS_PER_USER_REQUEST",
     "COLD_START_P95",
     "DATA_AGE",
     "DEMAND_RATE",
-    "DEMAND_RATE_1M",
     "DRAM_ACTIVE_MEAN",
     "ERROR_RATE",
     "ERROR_RATIO",

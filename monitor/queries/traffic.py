@@ -11,9 +11,9 @@ from monitor.queries.fragments import histogram_quantile
 from monitor.queries.query import Query
 
 __all__ = [
+    "ARRIVAL_RATE_1M",
     "CALLS_PER_USER_REQUEST",
     "DEMAND_RATE",
-    "DEMAND_RATE_1M",
     "ERROR_RATE",
     "ERROR_RATIO",
     "GATEWAY_CALLS_RATE",
@@ -162,7 +162,15 @@ CALLS_PER_USER_REQUEST = Query(
 # The 1-minute rate as a series of its own: the fleet's burst peak is the highest *simultaneous* sum of the
 # tiers' 1-minute rates, which no per-tier maximum can give.
 REQUEST_RATE_1M = REQUEST_RATE.with_window("1m")
-DEMAND_RATE_1M = DEMAND_RATE.with_window("1m")  # minute by minute: the bursts the advice's margin reads
+ARRIVAL_RATE_1M = Query(
+    "vllm_request_arrival", "rate",
+    f"{_FINISHED} + {_QUEUE_GROWTH} + sum by ({{by}}) (deriv(vllm:num_requests_running{{vsel}}[{{window}}]))",
+    "requests/s",
+    "Arrivals minute by minute: finished requests plus the growth of the waiting and the running requests. Over "
+    "a minute the running batch's swings matter (completions come in bunches when prompts are long), which the "
+    "queue's growth alone reads as bursts; the bursts the advice's minute margin sizes are fitted on this.",
+    window="1m",
+)  # fmt: skip
 
 QUERIES: tuple[Query, ...] = (
     REQUEST_RATE, ERROR_RATE, ERROR_RATIO, DEMAND_RATE, PEAK_REQUEST_RATE,
@@ -170,5 +178,5 @@ QUERIES: tuple[Query, ...] = (
     PROMPT_TOKENS_BUCKETS, OUTPUT_TOKENS_BUCKETS,
     PROMPT_TOKENS_MEAN, OUTPUT_TOKENS_MEAN, PROMPT_TOKENS_RATE, GENERATION_TOKENS_RATE,
     GENERATION_TOKENS_PER_REPLICA, REQUEST_RATE_PER_REPLICA, GATEWAY_CALLS_RATE, GATEWAY_USER_REQUESTS_RATE,
-    CALLS_PER_USER_REQUEST, REQUEST_RATE_1M, DEMAND_RATE_1M,
+    CALLS_PER_USER_REQUEST, REQUEST_RATE_1M, ARRIVAL_RATE_1M,
 )  # fmt: skip

@@ -274,13 +274,18 @@ def test_live_forecast_reads_the_tier_demand_and_steps_by_replica_capacity(
     ("scenario", "bursts"),
     [
         pytest.param("baseline", False, id="Poisson minutes read from Prometheus as no bursts"),
+        pytest.param(
+            "long-prompts",
+            False,
+            id="completions bunched behind long prompts are not bursts: the running batch's growth counts",
+        ),
         pytest.param("bursty", True, id="fleetsim's bursts read from Prometheus as alpha, what the advice sizes"),
     ],
 )
 def test_the_minute_bursts_the_advice_sizes_are_read_from_the_tier_s_1_minute_demand(
     history: Callable[[Path, str, str], Path], tmp_path: Path, scenario: str, bursts: bool
 ) -> None:
-    """Through the recorded 1-minute demand rate over the long window, as `serve` reads it every minute."""
+    """Through the recorded 1-minute arrivals over the long window, as `serve` reads them every minute."""
     plan = load_plan(COPILOT)
     with (
         PrometheusProcess.start(PrometheusConfig(data_dir=history(COPILOT, scenario, "v1")), workdir=tmp_path) as p,
@@ -292,7 +297,7 @@ def test_the_minute_bursts_the_advice_sizes_are_read_from_the_tier_s_1_minute_de
     assert (alpha.value > 0.5) == bursts and (alpha.value == 0.0) == (not bursts)
 
 
-def test_a_tier_with_no_1_minute_demand_says_so_rather_than_too_few_minutes(
+def test_a_tier_with_no_1_minute_arrivals_says_so_rather_than_too_few_minutes(
     history: Callable[[Path, str, str], Path], tmp_path: Path
 ) -> None:
     ghost = tmp_path / "ghost.yaml"
@@ -305,5 +310,5 @@ def test_a_tier_with_no_1_minute_demand_says_so_rather_than_too_few_minutes(
     ):
         observed = PrometheusObserver(source, long_window="1d").collect(load_plan(ghost), NOW, "1h")["copilot"]
     assert observed.minute_overdispersion.value is None
-    assert observed.minute_overdispersion.reason.startswith("no 1-minute demand over 1d: ")
+    assert observed.minute_overdispersion.reason.startswith("no 1-minute arrivals over 1d: ")
     assert 'tier="ghost"' in observed.minute_overdispersion.reason

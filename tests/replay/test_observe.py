@@ -139,7 +139,7 @@ def test_minute_bursts_read_as_the_replay_advances_equal_the_fit_over_the_window
     long_window: str, every: int
 ) -> None:
     """The running sums give the fit `fit_bursts` makes of the window's minute demand (served plus the queue's
-    growth), the series the live observer reads as `DEMAND_RATE_1M`."""
+    growth: what arrived), the series the live observer reads as `ARRIVAL_RATE_1M`."""
     rng = np.random.default_rng(4)
     minutes = 900
     factor = np.where(rng.random(minutes) < 0.1, 4.0, 1.0)
