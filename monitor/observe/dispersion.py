@@ -46,7 +46,7 @@ import numpy as np
 
 from monitor.observe.model import Measurement
 
-__all__ = ["MIN_MINUTES", "REACH", "BurstFit", "burst_terms", "fit_bursts", "fit_of_sums", "overdispersion"]
+__all__ = ["MIN_MINUTES", "REACH", "TERMS", "BurstFit", "burst_terms", "fit_bursts", "fit_of_sums", "overdispersion"]
 
 # Minutes the fit needs. Its error is normal only over many minutes (s_i is a square, far from normal): at
 # the start of a ServeGen replay (Poisson minutes), a fit over 67 minutes read alpha 0.26 at 3.0 standard errors,
@@ -57,7 +57,7 @@ REACH = 6  # minutes either side a minute's terms read: final once the 6 after i
 _SIGNIFICANT = 3.0  # standard errors alpha must stand above 0 to count
 _SHARED = 1.0 + 2.0 * (16.0 + 1.0) / 36.0  # Var(sum s) over sum Var(s): second differences 1 and 2 apart share minutes
 _SEPARABLE = 1e-3  # the equations' determinant over its scale below which the level did not move enough
-_TERMS = 8
+TERMS = 8  # rows of `burst_terms`
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def burst_terms(counts: np.ndarray) -> np.ndarray:
     terms read only the minutes within `REACH` of it, so once those are recorded they never change (the
     replay keeps their running sums)."""
     n, size = counts, counts.size
-    out = np.zeros((_TERMS, size))
+    out = np.zeros((TERMS, size))
     inside = size - 2 * REACH
     if inside <= 0:
         return out
@@ -95,23 +95,21 @@ def burst_terms(counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def fit_bursts(
-    rates_per_second: Sequence[float | None] | np.ndarray, min_minutes: int = MIN_MINUTES
-) -> BurstFit | None:
+def fit_bursts(rates_per_second: Sequence[float | None] | np.ndarray) -> BurstFit | None:
     """The burst fit of consecutive 1-minute request rates (req/s; None or NaN where unknown), or None when
-    fewer than `min_minutes` minutes count or the level never moved enough to tell the two terms apart."""
+    fewer than `MIN_MINUTES` minutes count or the level never moved enough to tell the two terms apart."""
     rates = (
         rates_per_second
         if isinstance(rates_per_second, np.ndarray)
         else [math.nan if v is None else v for v in rates_per_second]
     )
-    return fit_of_sums(burst_terms(60.0 * np.asarray(rates, dtype=float)).sum(axis=1), min_minutes)
+    return fit_of_sums(burst_terms(60.0 * np.asarray(rates, dtype=float)).sum(axis=1))
 
 
-def fit_of_sums(sums: np.ndarray, min_minutes: int = MIN_MINUTES) -> BurstFit | None:
+def fit_of_sums(sums: np.ndarray) -> BurstFit | None:
     """The fit from the sums of `burst_terms` over a window's minutes: the two moment equations solved."""
     k, sn, spair, ss, snl, spairl, ssl, spairll = (float(v) for v in sums)
-    if k < max(min_minutes, 1):
+    if k < MIN_MINUTES:
         return None
     det = sn * spairl - snl * spair
     if not det > _SEPARABLE * sn * spairl:

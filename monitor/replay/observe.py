@@ -20,7 +20,7 @@ import numpy as np
 
 from fleetsim.metrics import TPOT_BUCKETS, TTFT_BUCKETS
 from monitor.histogram import FixedBounds
-from monitor.observe.dispersion import REACH, BurstFit, burst_terms, fit_of_sums, overdispersion
+from monitor.observe.dispersion import REACH, TERMS, BurstFit, burst_terms, fit_of_sums, overdispersion
 from monitor.observe.model import Measurement, TierObservation
 from monitor.observe.observer import DemandHistory, SourceHealth
 from monitor.observer import BURN_WINDOWS
@@ -209,7 +209,7 @@ class _Bursts:
 
     @classmethod
     def empty(cls, minutes: int) -> _Bursts:
-        return cls(np.zeros((burst_terms(np.zeros(0)).shape[0], minutes + 1)))
+        return cls(np.zeros((TERMS, minutes + 1)))
 
     def advance(self, record: TierRecord, m: int) -> None:
         last = m - REACH  # minutes before this have the minutes they read recorded
